@@ -1,0 +1,46 @@
+# One place for every command: `make run` and `make test` are the README's quick start.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+
+.PHONY: install run check lint types contracts unit test bench format
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# The embedded default: SQLite in ./raffle.db, no servers.
+run: install
+	$(BIN)/raffle migrate
+	$(BIN)/raffle load examples/big-market.yaml
+	$(BIN)/raffle simulate examples/big-market.yaml --draws 1000000 --draw-count 3
+
+check: lint types contracts unit
+
+lint: install
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench
+
+format: install
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+types: install
+	$(BIN)/mypy src
+
+contracts: install
+	$(BIN)/lint-imports
+
+unit: install
+	$(BIN)/pytest tests/unit -q
+
+# Every check, then the integration and end-to-end tiers against real servers.
+test: check
+	$(BIN)/pytest tests/integration tests/e2e -q
+
+bench: install
+	$(PY) bench/engine.py

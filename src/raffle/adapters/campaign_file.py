@@ -1,0 +1,189 @@
+"""Campaign files: YAML read into domain objects, every problem reported with its line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from raffle.domain.awards import Award, AwardKind, parse_points_range
+from raffle.domain.campaign import Campaign
+from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
+
+Location = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    line: int
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.where}: {self.message}" if self.where else self.message
+
+
+class InvalidCampaignFile(RaffleError):
+    code = "invalid_campaign_file"
+
+    def __init__(self, source: str, problems: list[Problem]) -> None:
+        super().__init__(f"{source}: " + "; ".join(str(p) for p in problems))
+        self.source = source
+        self.problems = problems
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _rules(value: object) -> object:
+    # Rule values are text in the domain ("3", "60:102,103"); YAML may hand us numbers.
+    if isinstance(value, dict):
+        return {k: str(v) if isinstance(v, int | Decimal) else v for k, v in value.items()}
+    return value
+
+
+class AwardIn(_Model):
+    id: int
+    kind: AwardKind
+    title: str
+    config: str = ""
+
+
+class PrizeIn(_Model):
+    award: int
+    rate: Decimal
+    stock: int | None = None
+    rules: dict[str, str] = {}
+
+    _text_rules = field_validator("rules", mode="before")(_rules)
+
+
+class FallbackIn(_Model):
+    award: int
+    points: str | None = None
+
+
+class StrategyIn(_Model):
+    id: int
+    description: str = ""
+    exhaustion: Exhaustion = Exhaustion.FALLBACK
+    fallback: int | FallbackIn
+    rules: dict[str, str] = {}
+    prizes: list[PrizeIn]
+
+    _text_rules = field_validator("rules", mode="before")(_rules)
+
+
+class CampaignIn(_Model):
+    awards: list[AwardIn] = []
+    strategies: list[StrategyIn] = []
+
+
+def read_campaign(path: Path) -> Campaign:
+    """Parse and check a campaign file; raise InvalidCampaignFile listing every problem."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as error:
+        line = error.problem_mark.line + 1 if error.problem_mark else 1
+        raise InvalidCampaignFile(str(path), [Problem(line, "", str(error.problem))]) from None
+    lines = _lines(root) if root is not None else {}
+    data = _Loader.construct(root) if root is not None else {}
+    try:
+        parsed = CampaignIn.model_validate(data)
+    except ValidationError as error:
+        problems = [_problem(lines, tuple(e["loc"]), e["msg"]) for e in error.errors()]
+        raise InvalidCampaignFile(str(path), problems) from None
+    campaign, invalid = _to_domain(parsed)
+    invalid = invalid or campaign.problems()
+    if invalid:
+        raise InvalidCampaignFile(str(path), [_problem(lines, p.path, p.message) for p in invalid])
+    return campaign
+
+
+def _to_domain(parsed: CampaignIn) -> tuple[Campaign, list[InvalidConfig]]:
+    problems: list[InvalidConfig] = []
+    awards = []
+    for i, a in enumerate(parsed.awards):
+        try:
+            awards.append(Award(a.id, a.kind, a.title, a.config))
+        except InvalidConfig as error:
+            problems.append(error.at("awards", i))
+    strategies = []
+    for i, s in enumerate(parsed.strategies):
+        try:
+            strategies.append(_strategy(s))
+        except InvalidConfig as error:
+            problems.append(error.at("strategies", i))
+    return Campaign(tuple(awards), tuple(strategies)), problems
+
+
+def _strategy(s: StrategyIn) -> Strategy:
+    prizes = []
+    for i, p in enumerate(s.prizes):
+        try:
+            prizes.append(StrategyPrize(p.award, p.rate, p.stock, i, tuple(p.rules.items())))
+        except InvalidConfig as error:
+            raise error.at("prizes", i) from None
+    if isinstance(s.fallback, int):
+        fallback = Fallback(s.fallback)
+    else:
+        points = s.fallback.points
+        try:
+            fallback = Fallback(s.fallback.award, parse_points_range(points) if points else None)
+        except InvalidConfig as error:
+            raise error.at("fallback", "points") from None
+    return Strategy(
+        id=s.id,
+        prizes=tuple(prizes),
+        fallback=fallback,
+        rules=tuple(s.rules.items()),
+        exhaustion=s.exhaustion,
+        description=s.description,
+    )
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML whose decimals stay exact: 0.0099 is Decimal('0.0099'), never a float."""
+
+    @classmethod
+    def construct(cls, node: yaml.Node) -> Any:
+        loader = cls("")
+        try:
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+
+
+def _decimal(loader: yaml.SafeLoader, node: yaml.Node) -> Decimal:
+    return Decimal(str(loader.construct_scalar(node)).replace("_", ""))  # type: ignore[arg-type]
+
+
+_Loader.add_constructor("tag:yaml.org,2002:float", _decimal)
+
+
+def _lines(node: yaml.Node, at: Location = ()) -> dict[Location, int]:
+    """The 1-based line of every key and item, by its path in the document."""
+    found = {at: node.start_mark.line + 1}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            found |= _lines(value, (*at, key.value))
+            found[(*at, key.value)] = key.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            found |= _lines(item, (*at, i))
+    return found
+
+
+def _problem(lines: dict[Location, int], path: Location, message: str) -> Problem:
+    # The deepest part of the path that is in the file: a missing field points at its parent.
+    for depth in range(len(path), -1, -1):
+        if path[:depth] in lines:
+            return Problem(lines[path[:depth]], ".".join(map(str, path)), message)
+    return Problem(1, ".".join(map(str, path)), message)

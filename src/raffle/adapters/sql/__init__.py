@@ -1,0 +1,1 @@
+"""SQL storage of awards and strategies: tables, repositories, unit of work, migrations."""

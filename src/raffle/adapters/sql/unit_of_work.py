@@ -1,0 +1,90 @@
+"""One SQL transaction behind the UnitOfWork port, and the engine it runs on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Self
+
+from sqlalchemy import event, make_url
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
+from raffle.service.ports import AwardRepository, StrategyRepository
+
+SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
+
+
+class SqlUnitOfWork:
+    """Opens a connection and a transaction per `async with`; rolls back unless committed."""
+
+    awards: AwardRepository
+    strategies: StrategyRepository
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._connection: AsyncConnection | None = None
+
+    async def __aenter__(self) -> Self:
+        connection = await self._engine.connect()
+        try:
+            await connection.begin()
+        except BaseException:
+            await connection.close()
+            raise
+        self._connection = connection
+        self.awards = SqlAwardRepository(connection)
+        self.strategies = SqlStrategyRepository(connection)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        connection, self._connection = self._connection, None
+        if connection is None:
+            return
+        try:
+            await connection.rollback()  # a no-op after commit
+        finally:
+            await connection.close()
+
+    async def commit(self) -> None:
+        if self._connection is None:
+            raise RuntimeError("commit() outside `async with` of the unit of work")
+        await self._connection.commit()
+
+
+def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:
+    """An engine for `url` with the settings each database needs; connects only when used.
+
+    `foreign_keys=False` is for migrations on SQLite: rebuilding a table there drops it,
+    which with enforced keys would cascade into the rows that refer to it.
+    """
+    if make_url(url).get_backend_name() != "sqlite":
+        return create_async_engine(url, pool_pre_ping=True)  # drop connections the server closed
+    engine = create_async_engine(url)
+    event.listen(engine.sync_engine, "connect", _sqlite_connect(foreign_keys))
+    event.listen(engine.sync_engine, "begin", _sqlite_begin)
+    return engine
+
+
+def _sqlite_connect(foreign_keys: bool) -> Callable[[Any, Any], None]:
+    def connect(dbapi_connection: Any, _record: Any) -> None:
+        # Python's sqlite3 (before 3.12) begins transactions only before DML, so reads and
+        # DDL would run outside them; we take over BEGIN ourselves (see _sqlite_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
+        cursor.execute("PRAGMA journal_mode = WAL")  # readers do not block the writer
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_MS}")
+        cursor.close()
+
+    return connect
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    connection.exec_driver_sql("BEGIN")

@@ -1,0 +1,199 @@
+"""The draw engine: a strategy compiled into alias tables and rules, run for one draw at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Protocol
+
+from raffle.domain.awards import Award
+from raffle.domain.errors import InvalidConfig
+from raffle.domain.randomness import RandomSource
+from raffle.domain.rules import (
+    DEFAULT,
+    POST_DRAW,
+    PRE_DRAW,
+    DrawContext,
+    PostDrawRule,
+    PreDrawRule,
+    Selection,
+)
+from raffle.domain.sampler import AliasTable
+from raffle.domain.strategy import Exhaustion, Strategy
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    award_id: int
+    rule: str  # what decided it: default, blacklist, weight; or lock / stock for the fallback
+    points: int | None = None  # drawn now for random-points awards, so delivery is replayable
+
+
+class StockCounter(Protocol):
+    def take(self, strategy_id: int, award_id: int) -> bool:
+        """Take one unit of the prize's stock atomically; False when none is left."""
+        ...
+
+
+class DrawEngine:
+    """Runs a strategy: pre-draw rules, the exact pick, post-draw rules, then stock.
+
+    It keeps which stocked prizes it has seen run out: in `redistribute` mode they leave
+    the tables, in `fallback` mode landing on them yields the fallback.
+    """
+
+    def __init__(
+        self, strategy: Strategy, awards: Mapping[int, Award], exhausted: Iterable[int] = ()
+    ) -> None:
+        self.strategy = strategy
+        self._fallback_id = strategy.fallback.award_id
+        _check_awards(strategy, awards)
+        self._pre = _compile_pre(strategy, awards)
+        self._post = _compile_post(strategy)
+        self._stocked = frozenset(p.award_id for p in strategy.prizes if p.stock is not None)
+        self._exhausted = set(exhausted) | {p.award_id for p in strategy.prizes if p.stock == 0}
+        self._points = {a.id: a.points_range for a in awards.values() if a.points_range}
+        if strategy.fallback.points is not None:
+            self._points[self._fallback_id] = strategy.fallback.points
+        self._tables: dict[frozenset[int] | None, AliasTable | None] = {}
+
+    @property
+    def exhausted(self) -> frozenset[int]:
+        return frozenset(self._exhausted)
+
+    def draw(self, ctx: DrawContext, rng: RandomSource, stock: StockCounter) -> Outcome:
+        """One whole draw; stock is taken only for the prize finally handed out."""
+        outcome = self.choose(ctx, rng)
+        while outcome.award_id in self._stocked and not stock.take(
+            self.strategy.id, outcome.award_id
+        ):
+            outcome = self.on_exhausted(outcome.award_id, ctx, rng)
+        return outcome
+
+    def choose(self, ctx: DrawContext, rng: RandomSource) -> Outcome:
+        """The prize this draw hands out if its stock can be taken: no I/O here."""
+        selection = self._select(ctx)
+        award_id = self._pick(selection.pool, rng)
+        if award_id is None:
+            return self._fallback(rng, "stock")
+        if award_id != self._fallback_id:
+            for name, allows in self._post.get(award_id, ()):
+                if not allows(ctx):
+                    return self._fallback(rng, name)
+            if award_id in self._exhausted:
+                return self._fallback(rng, "stock")
+        return Outcome(award_id, selection.rule, self._draw_points(award_id, rng))
+
+    def on_exhausted(self, award_id: int, ctx: DrawContext, rng: RandomSource) -> Outcome:
+        """What the draw yields instead when `award_id` turned out to have no stock left."""
+        self.mark_exhausted(award_id)
+        if self.strategy.exhaustion is Exhaustion.REDISTRIBUTE:
+            return self.choose(ctx, rng)
+        return self._fallback(rng, "stock")
+
+    def mark_exhausted(self, award_id: int) -> None:
+        if award_id in self._stocked and award_id not in self._exhausted:
+            self._exhausted.add(award_id)
+            if self.strategy.exhaustion is Exhaustion.REDISTRIBUTE:
+                self._tables.clear()
+
+    def odds(self, ctx: DrawContext) -> dict[int, Fraction]:
+        """The exact probability of each award for this context, rules and exhaustion applied."""
+        pool = self._select(ctx).pool
+        if pool is not None and len(pool) == 1:
+            picked = {next(iter(pool)): Fraction(1)}
+        else:
+            table = self._table(pool)
+            picked = table.masses() if table else {self._fallback_id: Fraction(1)}
+        odds: dict[int, Fraction] = {}
+        for award_id, mass in picked.items():
+            refused = award_id != self._fallback_id and (
+                award_id in self._exhausted
+                or not all(allows(ctx) for _, allows in self._post.get(award_id, ()))
+            )
+            winner = self._fallback_id if refused else award_id
+            odds[winner] = odds.get(winner, Fraction(0)) + mass
+        return odds
+
+    def _select(self, ctx: DrawContext) -> Selection:
+        for rule in self._pre:
+            if (selection := rule(ctx)) is not None:
+                return selection
+        return DEFAULT
+
+    def _pick(self, pool: frozenset[int] | None, rng: RandomSource) -> int | None:
+        if pool is not None and len(pool) == 1:
+            return next(iter(pool))
+        table = self._tables[pool] if pool in self._tables else self._table(pool)
+        return table.sample(rng) if table is not None else None
+
+    def _table(self, pool: frozenset[int] | None) -> AliasTable | None:
+        if pool not in self._tables:
+            weights = {
+                p.award_id: p.weight
+                for p in self.strategy.prizes
+                if (pool is None or p.award_id in pool)
+                and not (
+                    self.strategy.exhaustion is Exhaustion.REDISTRIBUTE
+                    and p.award_id in self._exhausted
+                )
+            }
+            if pool is None:
+                weights[self._fallback_id] = (
+                    weights.get(self._fallback_id, 0) + self.strategy.remainder
+                )
+            self._tables[pool] = AliasTable(weights) if any(weights.values()) else None
+        return self._tables[pool]
+
+    def _fallback(self, rng: RandomSource, reason: str) -> Outcome:
+        return Outcome(self._fallback_id, reason, self._draw_points(self._fallback_id, rng))
+
+    def _draw_points(self, award_id: int, rng: RandomSource) -> int | None:
+        span = self._points.get(award_id)
+        if span is None:
+            return None
+        return span[0] + rng.below(span[1] - span[0] + 1)
+
+
+def _check_awards(strategy: Strategy, awards: Mapping[int, Award]) -> None:
+    for i, prize in enumerate(strategy.prizes):
+        if prize.award_id not in awards:
+            raise InvalidConfig(f"award {prize.award_id} is not a known award", ("prizes", i))
+    if strategy.fallback.award_id not in awards:
+        raise InvalidConfig(
+            f"fallback award {strategy.fallback.award_id} is not a known award", ("fallback",)
+        )
+
+
+def _compile_pre(strategy: Strategy, awards: Mapping[int, Award]) -> tuple[PreDrawRule, ...]:
+    compiled = []
+    for name, value in strategy.rules:
+        if name not in PRE_DRAW:
+            raise InvalidConfig(
+                f"unknown pre-draw rule {name!r}; known: {', '.join(PRE_DRAW)}", ("rules", name)
+            )
+        try:
+            compiled.append(PRE_DRAW[name](value, strategy, awards))
+        except InvalidConfig as error:
+            raise error.at("rules", name) from None
+    return tuple(compiled)
+
+
+def _compile_post(strategy: Strategy) -> dict[int, tuple[tuple[str, PostDrawRule], ...]]:
+    compiled = {}
+    for i, prize in enumerate(strategy.prizes):
+        rules = []
+        for name, value in prize.rules:
+            if name not in POST_DRAW:
+                raise InvalidConfig(
+                    f"unknown prize rule {name!r}; known: {', '.join(POST_DRAW)}",
+                    ("prizes", i, "rules", name),
+                )
+            try:
+                rules.append((name, POST_DRAW[name](value)))
+            except InvalidConfig as error:
+                raise error.at("prizes", i, "rules", name) from None
+        if rules:
+            compiled[prize.award_id] = tuple(rules)
+    return compiled

@@ -1,0 +1,36 @@
+"""Domain errors: every one has a stable code that the edges map to HTTP or CLI messages."""
+
+from __future__ import annotations
+
+Path = tuple[str | int, ...]
+
+
+class RaffleError(Exception):
+    """Base of every error the platform reports to a caller on purpose."""
+
+    code = "raffle_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class InvalidConfig(RaffleError):
+    """A strategy, award or rule that cannot be run as written; `path` points at the field."""
+
+    code = "invalid_config"
+
+    def __init__(self, message: str, path: Path = ()) -> None:
+        super().__init__(message)
+        self.path = path
+
+    def at(self, *prefix: str | int) -> InvalidConfig:
+        """The same error, located under `prefix` (used when nesting validation)."""
+        return InvalidConfig(self.message, (*prefix, *self.path))
+
+    def __str__(self) -> str:
+        where = ".".join(str(p) for p in self.path)
+        return f"{where}: {self.message}" if where else self.message

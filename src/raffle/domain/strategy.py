@@ -1,0 +1,100 @@
+"""A strategy: the published odds table of prizes with rates, stock and rules, and its fallback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+from raffle.domain.awards import parse_points_range
+from raffle.domain.errors import InvalidConfig
+
+RATE_PLACES = 6
+RATE_SCALE = 1_000_000  # 10**RATE_PLACES: rates are exact multiples of one in a million
+
+RuleConfig = tuple[tuple[str, str], ...]  # (rule name, rule value), run in this order
+
+
+class Exhaustion(StrEnum):
+    FALLBACK = "fallback"  # landing on an exhausted prize yields the fallback; odds unchanged
+    REDISTRIBUTE = "redistribute"  # exhausted prizes leave the pool; the rest renormalise
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyPrize:
+    award_id: int
+    rate: Decimal
+    stock: int | None = None  # None: unlimited
+    sort: int = 0
+    rules: RuleConfig = ()  # post-draw rules of this prize, e.g. (("lock", "3"),)
+
+    def __post_init__(self) -> None:
+        if not self.rate.is_finite() or self.rate < 0 or self.rate > 1:
+            raise InvalidConfig(f"rate must be between 0 and 1, got {self.rate}", ("rate",))
+        if self.rate != self.rate.quantize(Decimal(1).scaleb(-RATE_PLACES)):
+            raise InvalidConfig(
+                f"rate {self.rate} has more than {RATE_PLACES} decimal places", ("rate",)
+            )
+        if self.stock is not None and self.stock < 0:
+            raise InvalidConfig(f"stock must not be negative, got {self.stock}", ("stock",))
+
+    @property
+    def weight(self) -> int:
+        """The rate in millionths: an exact integer."""
+        return int(self.rate.scaleb(RATE_PLACES))
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """The luck prize: what a draw yields when it lands on no prize, a locked or an empty one."""
+
+    award_id: int
+    points: tuple[int, int] | None = None  # overrides the award's own random range
+
+
+@dataclass(frozen=True, slots=True)
+class Strategy:
+    id: int
+    prizes: tuple[StrategyPrize, ...]
+    fallback: Fallback
+    rules: RuleConfig = ()  # pre-draw rules, e.g. (("blacklist", "100:u1,u2"), ("weight", ...))
+    exhaustion: Exhaustion = Exhaustion.FALLBACK
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        seen: set[int] = set()
+        for i, prize in enumerate(self.prizes):
+            if prize.award_id in seen:
+                raise InvalidConfig(f"award {prize.award_id} is listed twice", ("prizes", i))
+            seen.add(prize.award_id)
+        total = sum((p.rate for p in self.prizes), Decimal(0))
+        if total > 1:
+            raise InvalidConfig(f"rates sum to {total.normalize()}, more than 1", ("prizes",))
+        fallback = self.prize(self.fallback.award_id)
+        if fallback is not None and fallback.stock is not None:
+            raise InvalidConfig(
+                f"fallback award {fallback.award_id} must have unlimited stock", ("fallback",)
+            )
+
+    def prize(self, award_id: int) -> StrategyPrize | None:
+        return next((p for p in self.prizes if p.award_id == award_id), None)
+
+    @property
+    def remainder(self) -> int:
+        """Millionths of probability not given to any prize: they go to the fallback."""
+        return RATE_SCALE - sum(p.weight for p in self.prizes)
+
+
+def parse_fallback(text: str) -> Fallback:
+    """The luck rule as big-market writes it: `"101:1,100"` (award and points) or `"101"`."""
+    award_text, sep, points_text = text.partition(":")
+    if not award_text.strip().isdigit():
+        raise InvalidConfig(f"luck rule must read 'award' or 'award:low,high', got {text!r}")
+    points = parse_points_range(points_text) if sep else None
+    return Fallback(int(award_text), points)
+
+
+def format_fallback(fallback: Fallback) -> str:
+    if fallback.points is None:
+        return str(fallback.award_id)
+    return f"{fallback.award_id}:{fallback.points[0]},{fallback.points[1]}"

@@ -1,0 +1,1 @@
+"""Entrypoints: the command line now; HTTP, workers and the scheduler later."""

@@ -1,0 +1,100 @@
+"""The `raffle` command line end to end, on the embedded SQLite default."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from raffle.entrypoints.cli import main
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+BIG_MARKET = str(EXAMPLES / "big-market.yaml")
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("RAFFLE_DATABASE_URL", f"sqlite:///{tmp_path / 'raffle.db'}")
+    return CliRunner()
+
+
+def test_simulate_prints_one_json_object_for_one_strategy(cli: CliRunner) -> None:
+    args = ["simulate", BIG_MARKET, "--strategy", "100006", "--draws", "100000", "--json"]
+    result = cli.invoke(main, [*args, "--draw-count", "3"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["strategy"] == 100006
+    assert body["draws"] == 100_000
+    assert body["p_value"] > 1e-6
+    prizes = {p["id"]: p for p in body["prizes"]}
+    assert set(prizes) == set(range(101, 110))
+    assert sum(p["count"] for p in prizes.values()) == 100_000
+    assert prizes[109]["count"] <= 10  # its stock: once gone, its odds go to the fallback
+    assert prizes[109]["expected_probability"] <= 0.0001
+    assert prizes[102]["expected_probability"] == pytest.approx(0.2)
+    assert abs(prizes[102]["observed_probability"] - 0.2) < 0.01
+
+
+def test_lock_and_tiers_show_in_the_simulation(cli: CliRunner) -> None:
+    locked = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "2000", "--json", "--seed", "1"])
+    assert locked.exit_code == 0, locked.output
+    [body] = json.loads(locked.stdout)
+    counts = {p["id"]: p["count"] for p in body["prizes"]}
+    assert counts.get(108, 0) == counts.get(109, 0) == 0  # locked until draws 2 and 3
+    tier = cli.invoke(
+        main, ["simulate", BIG_MARKET, "--draws", "2000", "--json", "--draw-count", "60"]
+    )
+    [body] = json.loads(tier.stdout)
+    assert {p["id"] for p in body["prizes"] if p["count"]} == {102, 103, 104, 105}
+
+
+def test_simulate_prints_a_table_by_default(cli: CliRunner) -> None:
+    result = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "20000", "--user", "user001"])
+    assert result.exit_code == 0, result.output
+    assert "chi-square p-value" in result.stdout
+    assert "1 积分" in result.stdout  # the blacklist prize is all user001 gets
+
+
+def test_an_unknown_strategy_is_a_clear_error(cli: CliRunner) -> None:
+    result = cli.invoke(main, ["simulate", BIG_MARKET, "--strategy", "5"])
+    assert result.exit_code == 2
+    assert "strategy 5 is not in" in result.stderr
+
+
+def test_migrate_then_load_stores_the_campaign(cli: CliRunner, tmp_path: Path) -> None:
+    assert cli.invoke(main, ["migrate"]).exit_code == 0
+    result = cli.invoke(main, ["load", BIG_MARKET])
+    assert result.exit_code == 0, result.output
+    assert "loaded 10 awards and 1 strategies" in result.stdout
+    again = cli.invoke(main, ["load", BIG_MARKET])
+    assert again.exit_code == 0, again.output  # loading is an upsert
+
+
+def test_an_invalid_file_is_refused_with_lines_and_changes_nothing(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    assert cli.invoke(main, ["migrate"]).exit_code == 0
+    bad = tmp_path / "bad.yaml"
+    text = (EXAMPLES / "big-market.yaml").read_text(encoding="utf-8")
+    bad.write_text(text.replace("kind: coupon", "kind: cake"), encoding="utf-8")
+    result = cli.invoke(main, ["load", str(bad)])
+    assert result.exit_code == 2
+    assert "line 12: awards.7.kind: Input should be" in result.stderr
+    bad.write_text(text.replace("rate: 0.30", "rate: 0.31"), encoding="utf-8")
+    result = cli.invoke(main, ["load", str(bad)])
+    assert result.exit_code == 2
+    assert "line 24: strategies.0.prizes: rates sum to 1.01, more than 1" in result.stderr
+    assert cli.invoke(main, ["simulate", str(bad)]).exit_code == 2
+    db = sqlite3.connect(tmp_path / "raffle.db")
+    try:
+        assert db.execute("select count(*) from strategy").fetchone() == (0,)
+    finally:
+        db.close()
+
+
+def test_bad_settings_are_refused_at_start(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAFFLE_DATABASE_URL", "oracle://scott:tiger@db/orcl")
+    result = cli.invoke(main, ["migrate"])
+    assert result.exit_code == 2
+    assert "unsupported database" in result.stderr
