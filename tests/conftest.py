@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from services import MariaDBServer, PostgresServer, RedisServer, Server, ServiceUnavailable
+from tests.services import MariaDBServer, PostgresServer, RedisServer, Server, ServiceUnavailable
 
 BACKENDS = ["sqlite", "postgres", "mariadb"]
 ENV_URLS = {

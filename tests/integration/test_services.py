@@ -13,7 +13,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from services import RedisServer
+from tests.services import RedisServer
 
 DIALECTS = {"sqlite": "sqlite", "postgres": "postgresql", "mariadb": "mysql"}
 MakeDatabaseUrl = Callable[[str], Awaitable[str]]  # the conftest fixture ``make_database_url``
@@ -82,6 +82,7 @@ async def test_redis_kill_and_restart_loses_unpersisted_data(redis_server: Redis
     client = Redis.from_url(redis_server.url, decode_responses=True)
     try:
         await client.set(key, "before the crash")
+        assert await client.get(key) == "before the crash"
         old_pid = redis_server.pid
         redis_server.kill()
         assert not redis_server.running
