@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, func, inspect, select, text
+from sqlalchemy import Connection, MetaData, func, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import QueuePool
 
 from raffle.adapters.sql.migrate import downgrade, upgrade
-from raffle.adapters.sql.tables import metadata, strategy_prize, strategy_rule
+from raffle.adapters.sql.shard_tables import define
+from raffle.adapters.sql.tables import NAMING_CONVENTION, metadata, strategy_prize, strategy_rule
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
@@ -104,7 +105,11 @@ async def test_migrations_create_the_tables_and_downgrade_removes_them(database_
 
 async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine) -> None:
     def differences(connection: Connection) -> list[object]:
-        return list(compare_metadata(MigrationContext.configure(connection), metadata))
+        expected = MetaData(naming_convention=NAMING_CONVENTION)
+        for table in metadata.tables.values():
+            table.to_metadata(expected)
+        define(0, expected)  # one shard table index by default
+        return list(compare_metadata(MigrationContext.configure(connection), expected))
 
     async with engine.connect() as connection:
         assert await connection.run_sync(differences) == []

@@ -11,13 +11,14 @@ from alembic.config import Config
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-def alembic_config(url: str) -> Config:
+def alembic_config(url: str, shard_tables: int = 1) -> Config:
     """Alembic's configuration for the database at `url`, for its command API."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     # An attribute, not a main option: the .ini parser would take a '%' in a password as
     # interpolation.
     config.attributes["url"] = url
+    config.attributes["shard_tables"] = shard_tables
     return config
 
 
@@ -25,9 +26,9 @@ def alembic_config(url: str) -> Config:
 # inside a running one: the commands run in a worker thread.
 
 
-async def upgrade(url: str, revision: str = "head") -> None:
-    await asyncio.to_thread(command.upgrade, alembic_config(url), revision)
+async def upgrade(url: str, revision: str = "head", *, shard_tables: int = 1) -> None:
+    await asyncio.to_thread(command.upgrade, alembic_config(url, shard_tables), revision)
 
 
-async def downgrade(url: str, revision: str) -> None:
-    await asyncio.to_thread(command.downgrade, alembic_config(url), revision)
+async def downgrade(url: str, revision: str, *, shard_tables: int = 1) -> None:
+    await asyncio.to_thread(command.downgrade, alembic_config(url, shard_tables), revision)

@@ -1,9 +1,14 @@
-"""The SQL tables of awards and strategies, portable across SQLite, PostgreSQL and MariaDB."""
+"""The configuration tables (one database): awards, strategies, activities, SKUs, users.
+
+Portable across SQLite, PostgreSQL and MariaDB. The user-dimension tables, sharded by user
+id, are in `shard_tables`.
+"""
 
 from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     ForeignKey,
     Index,
@@ -11,7 +16,10 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
 )
+
+from raffle.adapters.sql.types import UtcDateTime
 
 # Named constraints read the same on every database, so a later migration can drop them by name.
 NAMING_CONVENTION = {
@@ -84,4 +92,87 @@ strategy_rule = Table(
     Column("sort", Integer, nullable=False),
     Index(None, "strategy_id", "sort"),
     mysql_charset="utf8mb4",
+)
+
+activity = Table(
+    "activity",
+    metadata,
+    Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("name", String(64), nullable=False),
+    Column("description", String(255), nullable=False),
+    Column("strategy_id", BigInteger, nullable=False),
+    Column("begin_at", UtcDateTime, nullable=False),
+    Column("end_at", UtcDateTime, nullable=False),
+    Column("time_zone", String(64), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("welcome_pack", BigInteger, nullable=True),
+    Index(None, "strategy_id"),
+    mysql_charset="utf8mb4",
+)
+
+quota_pack = Table(
+    "quota_pack",
+    metadata,
+    Column("pack_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("total", Integer, nullable=False),
+    Column("day", Integer, nullable=False),
+    Column("month", Integer, nullable=False),
+)
+
+sku = Table(
+    "sku",
+    metadata,
+    Column("sku", BigInteger, primary_key=True, autoincrement=False),
+    Column("activity_id", BigInteger, nullable=False),
+    Column("pack_id", BigInteger, nullable=False),
+    Column("stock", Integer, nullable=False),
+    Column("stock_left", Integer, nullable=False),  # taken with `stock_left > 0` as a guard
+    Column("price_points", Integer, nullable=False),
+    Index(None, "activity_id"),
+)
+
+user_account = Table(
+    "user_account",
+    metadata,
+    Column("user_id", String(32), primary_key=True),
+    Column("password_hash", String(255), nullable=False),
+    Column("is_admin", Boolean, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+# Sessions of the embedded default (Redis holds them in production). Only a hash of the
+# token is stored: a leaked table does not leak sessions.
+session = Table(
+    "session",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("user_id", String(32), nullable=False),
+    Column("is_admin", Boolean, nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+    Index(None, "expires_at"),
+)
+
+# Idempotency-Key records: `status` NULL while the first request is still in flight.
+idempotency = Table(
+    "idempotency",
+    metadata,
+    Column("user_id", String(32), primary_key=True),
+    Column("request_key", String(128), primary_key=True),
+    Column("request_hash", String(64), nullable=False),
+    Column("status", Integer, nullable=True),
+    Column("body", Text, nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index(None, "created_at"),
+)
+
+# One row per unit of prize stock handed out: the primary key makes "awarded <= stock" a
+# database constraint, whatever a cache in front of it believes.
+stock_claim = Table(
+    "stock_claim",
+    metadata,
+    Column("strategy_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("award_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("slot", Integer, primary_key=True, autoincrement=False),
+    Column("order_id", String(32), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
 )

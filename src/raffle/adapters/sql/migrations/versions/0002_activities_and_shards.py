@@ -1,0 +1,52 @@
+"""Activities, quota packs, SKUs, users, sessions, idempotency, stock claims; shard tables.
+
+Creates the tables from their definitions in `tables.py` and `shard_tables.py` as they stand
+at this revision: a later change to any of them comes with its own migration, and this file
+must then inline the old definition. Shard tables are created for every table index
+0..M-1, M being `config.attributes["shard_tables"]` (default 1).
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-11-21
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import context, op
+
+from raffle.adapters.sql import tables
+from raffle.adapters.sql.shard_tables import define
+
+revision: str = "0002"
+down_revision: str | Sequence[str] | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+CONFIG_TABLES = ("activity", "quota_pack", "sku", "user_account", "session", "idempotency",
+                 "stock_claim")  # fmt: skip
+
+
+def _tables() -> list[sa.Table]:
+    count = int(context.config.attributes.get("shard_tables", 1))
+    metadata = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
+    found: list[sa.Table] = [
+        tables.metadata.tables[name].to_metadata(metadata) for name in CONFIG_TABLES
+    ]
+    for index in range(count):
+        found += define(index, metadata).all
+    return found
+
+
+def upgrade() -> None:
+    bind = op.get_bind()
+    for table in _tables():
+        table.create(bind)
+
+
+def downgrade() -> None:
+    bind = op.get_bind()
+    for table in reversed(_tables()):
+        table.drop(bind)

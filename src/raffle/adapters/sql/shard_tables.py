@@ -1,0 +1,134 @@
+"""The user-dimension tables, one copy per shard table index (`raffle_order_003`, ...).
+
+Every shard database holds copies 000 to M-1; a user's rows live in exactly one copy of
+one database, chosen by `raffle.adapters.sql.shards.route`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, String, Table, Text
+
+from raffle.adapters.sql.tables import NAMING_CONVENTION
+from raffle.adapters.sql.types import UtcDateTime
+
+shard_metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+@dataclass(frozen=True, slots=True)
+class ShardTables:
+    quota_account: Table
+    quota_day: Table
+    quota_month: Table
+    top_up_order: Table
+    raffle_order: Table
+    award_record: Table
+    outbox: Table
+
+    @property
+    def all(self) -> tuple[Table, ...]:
+        return (
+            self.quota_account,
+            self.quota_day,
+            self.quota_month,
+            self.top_up_order,
+            self.raffle_order,
+            self.award_record,
+            self.outbox,
+        )
+
+
+@cache
+def shard_tables(index: int) -> ShardTables:
+    """The tables of shard table `index`, defined once per process."""
+    return define(index, shard_metadata)
+
+
+def define(index: int, metadata: MetaData) -> ShardTables:
+    n = f"{index:03d}"
+    return ShardTables(
+        quota_account=Table(
+            f"quota_account_{n}",
+            metadata,
+            Column("user_id", String(32), primary_key=True),
+            Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
+            Column("total", Integer, nullable=False),  # every chance ever credited
+            Column("total_left", Integer, nullable=False),
+            Column("day", Integer, nullable=False),  # allowance per day
+            Column("month", Integer, nullable=False),  # allowance per month
+        ),
+        quota_day=Table(
+            f"quota_day_{n}",
+            metadata,
+            Column("user_id", String(32), primary_key=True),
+            Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
+            Column("day", String(10), primary_key=True),  # yyyy-mm-dd in the activity's zone
+            Column("day_left", Integer, nullable=False),
+        ),
+        quota_month=Table(
+            f"quota_month_{n}",
+            metadata,
+            Column("user_id", String(32), primary_key=True),
+            Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
+            Column("month", String(7), primary_key=True),
+            Column("month_left", Integer, nullable=False),
+        ),
+        top_up_order=Table(
+            f"top_up_order_{n}",
+            metadata,
+            Column("order_id", String(32), primary_key=True),
+            Column("user_id", String(32), nullable=False),
+            Column("activity_id", BigInteger, nullable=False),
+            Column("sku", BigInteger, nullable=False),
+            Column("out_business_no", String(64), nullable=False),
+            Column("total", Integer, nullable=False),
+            Column("day", Integer, nullable=False),
+            Column("month", Integer, nullable=False),
+            Column("created_at", UtcDateTime, nullable=False),
+            Index(None, "user_id", "out_business_no", unique=True),
+        ),
+        raffle_order=Table(
+            f"raffle_order_{n}",
+            metadata,
+            Column("order_id", String(32), primary_key=True),
+            Column("user_id", String(32), nullable=False),
+            Column("activity_id", BigInteger, nullable=False),
+            Column("strategy_id", BigInteger, nullable=False),
+            Column("draw_count", Integer, nullable=False),
+            Column("state", String(8), nullable=False),
+            Column("request_key", String(128), nullable=True),
+            Column("created_at", UtcDateTime, nullable=False),
+            Index(None, "user_id", "request_key", unique=True),
+            Index(None, "user_id", "activity_id", "order_id"),
+        ),
+        award_record=Table(
+            f"award_record_{n}",
+            metadata,
+            Column("order_id", String(32), primary_key=True),
+            Column("user_id", String(32), nullable=False),
+            Column("activity_id", BigInteger, nullable=False),
+            Column("strategy_id", BigInteger, nullable=False),
+            Column("award_id", BigInteger, nullable=False),
+            Column("points", Integer, nullable=True),
+            Column("rule", String(16), nullable=False),
+            Column("state", String(16), nullable=False),
+            Column("created_at", UtcDateTime, nullable=False),
+            Index(None, "user_id", "activity_id", "order_id"),
+            Index(None, "strategy_id", "award_id"),
+        ),
+        outbox=Table(
+            f"outbox_{n}",
+            metadata,
+            Column("message_id", String(32), primary_key=True),
+            Column("topic", String(64), nullable=False),
+            Column("message_key", String(64), nullable=False),
+            Column("payload", Text, nullable=False),
+            Column("state", String(16), nullable=False),  # create / published / failed
+            Column("attempts", Integer, nullable=False),
+            Column("created_at", UtcDateTime, nullable=False),
+            Column("updated_at", UtcDateTime, nullable=False),
+            Index(None, "state", "updated_at"),
+        ),
+    )

@@ -1,0 +1,98 @@
+"""Activities: a campaign's window, time zone, strategy and review workflow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from raffle.domain.errors import InvalidConfig, RaffleError
+
+
+class ActivityState(StrEnum):
+    EDIT = "edit"
+    SUBMITTED = "submitted"
+    APPROVED = "approved"
+    REFUSED = "refused"
+    RUNNING = "running"
+    CLOSED = "closed"
+
+
+# action -> (from, to). Storage applies them as compare-and-set on the state column.
+TRANSITIONS: dict[str, tuple[ActivityState, ActivityState]] = {
+    "submit": (ActivityState.EDIT, ActivityState.SUBMITTED),
+    "approve": (ActivityState.SUBMITTED, ActivityState.APPROVED),
+    "refuse": (ActivityState.SUBMITTED, ActivityState.REFUSED),
+    "edit": (ActivityState.REFUSED, ActivityState.EDIT),
+    "start": (ActivityState.APPROVED, ActivityState.RUNNING),
+    "close": (ActivityState.RUNNING, ActivityState.CLOSED),
+    "reopen": (ActivityState.CLOSED, ActivityState.RUNNING),
+}
+# Odds and stock are published once an activity runs, and may not change after that.
+FROZEN = frozenset({ActivityState.RUNNING, ActivityState.CLOSED})
+
+
+class IllegalTransition(RaffleError):
+    code = "illegal_transition"
+
+    def __init__(self, action: str, current: ActivityState) -> None:
+        super().__init__(f"cannot {action} an activity that is {current}")
+        self.current = current
+
+
+class UnknownAction(RaffleError):
+    code = "unknown_action"
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    id: int
+    name: str
+    strategy_id: int
+    begin_at: datetime  # aware, UTC
+    end_at: datetime
+    time_zone: str = "Asia/Shanghai"
+    description: str = ""
+    state: ActivityState = ActivityState.EDIT
+    welcome_pack: int | None = None  # quota pack granted on a user's first visit
+
+    def __post_init__(self) -> None:
+        if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:
+            raise InvalidConfig("begin_at and end_at need a time zone offset", ("begin_at",))
+        if self.end_at <= self.begin_at:
+            raise InvalidConfig("end_at must be after begin_at", ("end_at",))
+        try:
+            ZoneInfo(self.time_zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InvalidConfig(f"unknown time zone {self.time_zone!r}", ("time_zone",)) from None
+
+    def is_open(self, now: datetime) -> bool:
+        return self.state is ActivityState.RUNNING and self.begin_at <= now < self.end_at
+
+    def day(self, now: datetime) -> str:
+        """The calendar day of `now` in the activity's time zone: quota days roll over there."""
+        return now.astimezone(ZoneInfo(self.time_zone)).strftime("%Y-%m-%d")
+
+    def month(self, now: datetime) -> str:
+        return now.astimezone(ZoneInfo(self.time_zone)).strftime("%Y-%m")
+
+
+def transition(action: str, current: ActivityState) -> ActivityState:
+    """The state `action` leads to from `current`, or an error naming the current state."""
+    if action not in TRANSITIONS:
+        raise UnknownAction(f"unknown action {action!r}; known: {', '.join(TRANSITIONS)}")
+    source, target = TRANSITIONS[action]
+    if current is not source:
+        raise IllegalTransition(action, current)
+    return target
+
+
+def due_transitions(activity: Activity, now: datetime) -> str | None:
+    """What the scheduler does now: start an approved activity whose window opened, close a
+    running one whose window ended."""
+    if activity.state is ActivityState.APPROVED and now >= activity.begin_at:
+        return "start" if now < activity.end_at else None
+    if activity.state is ActivityState.RUNNING and now >= activity.end_at:
+        return "close"
+    return None

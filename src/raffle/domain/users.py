@@ -1,0 +1,61 @@
+"""Users, their sessions and roles, and the errors of signing in."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from raffle.domain.errors import RaffleError
+
+NAME = re.compile(r"^[A-Za-z0-9_.\-]{3,32}$")
+MIN_PASSWORD = 8
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: str  # the login name: also the user id that rules and operators refer to
+    password_hash: str
+    is_admin: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    user_id: str
+    is_admin: bool
+    expires_at: datetime
+
+
+class InvalidCredentials(RaffleError):
+    code = "invalid_credentials"
+
+
+class NameTaken(RaffleError):
+    code = "name_taken"
+
+
+class NotAuthenticated(RaffleError):
+    code = "not_authenticated"
+
+
+class Forbidden(RaffleError):
+    code = "forbidden"
+
+
+class RateLimited(RaffleError):
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class InvalidInput(RaffleError):
+    code = "invalid_input"
+
+
+def check_new_user(name: str, password: str) -> None:
+    if not NAME.match(name):
+        raise InvalidInput("name must be 3-32 letters, digits, '_', '.' or '-'")
+    if len(password) < MIN_PASSWORD:
+        raise InvalidInput(f"password must have at least {MIN_PASSWORD} characters")
