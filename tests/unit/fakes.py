@@ -1,51 +1,47 @@
-"""In-memory fakes of the service ports, for unit tests of use cases."""
+"""In-memory fakes of the service ports, for unit tests of use cases.
+
+Each unit of work works on a copy of its store and writes it back on commit, like a
+transaction; they are not meant for concurrency tests (those run on real databases).
+"""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Self
 
+from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
 from raffle.domain.strategy import Strategy
+from raffle.domain.users import User
 
 
-class FakeAwards:
-    def __init__(self) -> None:
-        self.rows: dict[int, Award] = {}
+class FakeClock:
+    def __init__(self, now: datetime = datetime(2026, 11, 21, 12, tzinfo=UTC)) -> None:
+        self.current = now
 
-    async def save(self, award: Award) -> None:
-        self.rows[award.id] = award
+    def now(self) -> datetime:
+        return self.current
 
-    async def all(self) -> dict[int, Award]:
-        return dict(self.rows)
-
-
-class FakeStrategies:
-    def __init__(self) -> None:
-        self.rows: dict[int, Strategy] = {}
-
-    async def save(self, strategy: Strategy) -> None:
-        self.rows[strategy.id] = strategy
-
-    async def get(self, strategy_id: int) -> Strategy | None:
-        return self.rows.get(strategy_id)
-
-    async def ids(self) -> list[int]:
-        return sorted(self.rows)
+    def advance(self, **delta: float) -> None:
+        self.current += timedelta(**delta)
 
 
-class FakeUnitOfWork:
-    """Keeps what was saved only when committed, like a transaction."""
+class _Transaction:
+    store: object
 
-    def __init__(self) -> None:
-        self.committed_awards: dict[int, Award] = {}
-        self.committed_strategies: dict[int, Strategy] = {}
+    def __init__(self, store: object) -> None:
+        self._store = store
         self.commits = 0
 
     async def __aenter__(self) -> Self:
-        self.awards, self.strategies = FakeAwards(), FakeStrategies()
-        self.awards.rows = dict(self.committed_awards)
-        self.strategies.rows = dict(self.committed_strategies)
+        self.store = copy.deepcopy(self._store)
+        self._bind()
         return self
 
     async def __aexit__(
@@ -57,6 +53,332 @@ class FakeUnitOfWork:
         return None
 
     async def commit(self) -> None:
-        self.committed_awards = dict(self.awards.rows)
-        self.committed_strategies = dict(self.strategies.rows)
+        self._store.__dict__.update(copy.deepcopy(self.store.__dict__))
         self.commits += 1
+
+    def _bind(self) -> None:
+        raise NotImplementedError
+
+
+# --- configuration ---------------------------------------------------------------------
+
+
+@dataclass
+class ConfigStore:
+    awards: dict[int, Award] = field(default_factory=dict)
+    strategies: dict[int, Strategy] = field(default_factory=dict)
+    activities: dict[int, Activity] = field(default_factory=dict)
+    packs: dict[int, QuotaPack] = field(default_factory=dict)
+    skus: dict[int, Sku] = field(default_factory=dict)
+    sku_left: dict[int, int] = field(default_factory=dict)
+    users: dict[str, User] = field(default_factory=dict)
+
+
+class FakeAwards:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def save(self, award: Award) -> None:
+        self.s.awards[award.id] = award
+
+    async def all(self) -> dict[int, Award]:
+        return dict(self.s.awards)
+
+
+class FakeStrategies:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def save(self, strategy: Strategy) -> None:
+        self.s.strategies[strategy.id] = strategy
+
+    async def get(self, strategy_id: int) -> Strategy | None:
+        return self.s.strategies.get(strategy_id)
+
+    async def ids(self) -> list[int]:
+        return sorted(self.s.strategies)
+
+
+class FakeActivities:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def save(self, activity: Activity) -> None:
+        old = self.s.activities.get(activity.id)
+        self.s.activities[activity.id] = replace(activity, state=old.state) if old else activity
+
+    async def get(self, activity_id: int) -> Activity | None:
+        return self.s.activities.get(activity_id)
+
+    async def all(self) -> list[Activity]:
+        return [self.s.activities[k] for k in sorted(self.s.activities)]
+
+    async def compare_and_set(
+        self, activity_id: int, expected: ActivityState, new: ActivityState
+    ) -> bool:
+        activity = self.s.activities.get(activity_id)
+        if activity is None or activity.state is not expected:
+            return False
+        self.s.activities[activity_id] = replace(activity, state=new)
+        return True
+
+    async def using_strategy(self, strategy_id: int) -> list[Activity]:
+        return [a for a in self.s.activities.values() if a.strategy_id == strategy_id]
+
+
+class FakePacks:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def save(self, pack: QuotaPack) -> None:
+        self.s.packs[pack.id] = pack
+
+    async def get(self, pack_id: int) -> QuotaPack | None:
+        return self.s.packs.get(pack_id)
+
+
+class FakeSkus:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def save(self, sku: Sku) -> None:
+        old = self.s.skus.get(sku.sku)
+        sold = old.stock - self.s.sku_left[sku.sku] if old else 0
+        self.s.skus[sku.sku] = sku
+        self.s.sku_left[sku.sku] = max(0, sku.stock - sold)
+
+    async def get(self, sku: int) -> Sku | None:
+        return self.s.skus.get(sku)
+
+    async def for_activity(self, activity_id: int) -> list[Sku]:
+        return [s for s in self.s.skus.values() if s.activity_id == activity_id]
+
+    async def stock_left(self, sku: int) -> int:
+        return self.s.sku_left.get(sku, 0)
+
+    async def take(self, sku: int) -> bool:
+        if self.s.sku_left.get(sku, 0) <= 0:
+            return False
+        self.s.sku_left[sku] -= 1
+        return True
+
+    async def give_back(self, sku: int) -> None:
+        self.s.sku_left[sku] = min(self.s.skus[sku].stock, self.s.sku_left[sku] + 1)
+
+
+class FakeUsers:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def add(self, user: User) -> bool:
+        if user.id in self.s.users:
+            return False
+        self.s.users[user.id] = user
+        return True
+
+    async def get(self, user_id: str) -> User | None:
+        return self.s.users.get(user_id)
+
+
+class FakeUnitOfWork(_Transaction):
+    store: ConfigStore
+
+    def __init__(self, store: ConfigStore | None = None) -> None:
+        super().__init__(store or ConfigStore())
+
+    @property
+    def committed(self) -> ConfigStore:
+        assert isinstance(self._store, ConfigStore)
+        return self._store
+
+    def _bind(self) -> None:
+        self.awards = FakeAwards(self.store)
+        self.strategies = FakeStrategies(self.store)
+        self.activities = FakeActivities(self.store)
+        self.packs = FakePacks(self.store)
+        self.skus = FakeSkus(self.store)
+        self.users = FakeUsers(self.store)
+
+
+# --- the user dimension ----------------------------------------------------------------
+
+
+@dataclass
+class ShardStore:
+    accounts: dict[tuple[str, int], list[int]] = field(
+        default_factory=dict
+    )  # total, left, day, month
+    days: dict[tuple[str, int, str], int] = field(default_factory=dict)
+    months: dict[tuple[str, int, str], int] = field(default_factory=dict)
+    top_ups: dict[tuple[str, str], int] = field(default_factory=dict)
+    orders: dict[str, RaffleOrder] = field(default_factory=dict)
+    wins: dict[str, Win] = field(default_factory=dict)
+    outbox: list[OutboxMessage] = field(default_factory=list)
+
+
+class FakeQuotas:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def get(
+        self, user_id: str, activity_id: int, day: str, month: str
+    ) -> QuotaAccount | None:
+        row = self.s.accounts.get((user_id, activity_id))
+        if row is None:
+            return None
+        total, left, day_allowance, month_allowance = row
+        return QuotaAccount(
+            user_id, activity_id, total, left,
+            day_allowance, self.s.days.get((user_id, activity_id, day), day_allowance),
+            month_allowance, self.s.months.get((user_id, activity_id, month), month_allowance),
+        )  # fmt: skip
+
+    async def open(self, user_id: str, activity_id: int, pack: QuotaPack | None) -> bool:
+        if (user_id, activity_id) in self.s.accounts:
+            return False
+        p = pack or QuotaPack(0, 0, 0, 0)
+        self.s.accounts[user_id, activity_id] = [p.total, p.total, p.day, p.month]
+        return True
+
+    async def credit(
+        self, user_id: str, activity_id: int, pack: QuotaPack, day: str, month: str
+    ) -> None:
+        await self.open(user_id, activity_id, None)
+        row = self.s.accounts[user_id, activity_id]
+        row[0] += pack.total
+        row[1] += pack.total
+        row[2] += pack.day
+        row[3] += pack.month
+        if (user_id, activity_id, day) in self.s.days:
+            self.s.days[user_id, activity_id, day] += pack.day
+        if (user_id, activity_id, month) in self.s.months:
+            self.s.months[user_id, activity_id, month] += pack.month
+
+    async def consume(
+        self, user_id: str, activity_id: int, day: str, month: str
+    ) -> QuotaAccount | None:
+        account = await self.get(user_id, activity_id, day, month)
+        if account is None or account.chances == 0:
+            return None
+        self.s.accounts[user_id, activity_id][1] -= 1
+        self.s.days[user_id, activity_id, day] = account.day_left - 1
+        self.s.months[user_id, activity_id, month] = account.month_left - 1
+        return await self.get(user_id, activity_id, day, month)
+
+
+class FakeTopUps:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(
+        self, *, order_id: str, user_id: str, activity_id: int, sku: int,
+        out_business_no: str, pack: QuotaPack, at: datetime,
+    ) -> bool:  # fmt: skip
+        if (user_id, out_business_no) in self.s.top_ups:
+            return False
+        self.s.top_ups[user_id, out_business_no] = sku
+        return True
+
+    async def exists(self, user_id: str, out_business_no: str) -> bool:
+        return (user_id, out_business_no) in self.s.top_ups
+
+
+class FakeOrders:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(self, order: RaffleOrder) -> None:
+        self.s.orders[order.order_id] = order
+
+    async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
+        return next(
+            (
+                o
+                for o in self.s.orders.values()
+                if (o.user_id, o.request_key) == (user_id, request_key)
+            ),
+            None,
+        )
+
+    async def history(
+        self, user_id: str, activity_id: int, before: str | None, limit: int
+    ) -> Sequence[tuple[RaffleOrder, Win]]:
+        mine = sorted(
+            (
+                o
+                for o in self.s.orders.values()
+                if (o.user_id, o.activity_id) == (user_id, activity_id)
+            ),
+            key=lambda o: o.order_id,
+            reverse=True,
+        )
+        return [
+            (o, self.s.wins[o.order_id]) for o in mine if before is None or o.order_id < before
+        ][:limit]
+
+
+class FakeWins:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(self, win: Win) -> None:
+        self.s.wins[win.order_id] = win
+
+    async def get(self, order_id: str) -> Win | None:
+        return self.s.wins.get(order_id)
+
+    async def count(self, strategy_id: int, award_id: int) -> int:
+        return sum(
+            (w.strategy_id, w.award_id) == (strategy_id, award_id) for w in self.s.wins.values()
+        )
+
+
+class FakeOutbox:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(self, message: OutboxMessage) -> None:
+        self.s.outbox.append(message)
+
+
+class FakeShardUnitOfWork(_Transaction):
+    store: ShardStore
+
+    def _bind(self) -> None:
+        self.quotas = FakeQuotas(self.store)
+        self.top_ups = FakeTopUps(self.store)
+        self.orders = FakeOrders(self.store)
+        self.wins = FakeWins(self.store)
+        self.outbox = FakeOutbox(self.store)
+
+
+class FakeShards:
+    """One shard is enough for use-case tests; routing is tested on real databases."""
+
+    def __init__(self) -> None:
+        self.store = ShardStore()
+
+    def for_user(self, user_id: str) -> FakeShardUnitOfWork:
+        return FakeShardUnitOfWork(self.store)
+
+    def every(self) -> list[FakeShardUnitOfWork]:
+        return [FakeShardUnitOfWork(self.store)]
+
+
+class FakePrizeStock:
+    def __init__(self, levels: dict[tuple[int, int], int] | None = None) -> None:
+        self.levels = dict(levels or {})
+        self.given_back: list[str] = []
+
+    async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
+        if self.levels.get((strategy_id, award_id), 0) <= 0:
+            return False
+        self.levels[strategy_id, award_id] -= 1
+        return True
+
+    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
+        self.levels[strategy_id, award_id] += 1
+        self.given_back.append(order_id)
+
+    async def left(self, strategy_id: int, award_id: int) -> int | None:
+        return self.levels.get((strategy_id, award_id))

@@ -16,10 +16,11 @@ async def test_loading_stores_every_award_and_strategy_in_one_commit() -> None:
     campaign = read_campaign(EXAMPLE)
     uow = FakeUnitOfWork()
     loaded = await load_campaign(campaign, uow)
-    assert (loaded.awards, loaded.strategies) == (10, 1)
+    assert (loaded.awards, loaded.strategies, loaded.activities, loaded.skus) == (10, 1, 1, 1)
     assert uow.commits == 1
-    assert uow.committed_strategies[100006] == campaign.strategies[0]
-    assert set(uow.committed_awards) == set(range(100, 110))
+    assert uow.committed.strategies[100006] == campaign.strategies[0]
+    assert set(uow.committed.awards) == set(range(100, 110))
+    assert uow.committed.sku_left[9011] == 100_000
 
 
 async def test_an_invalid_campaign_stores_nothing() -> None:
@@ -29,7 +30,7 @@ async def test_an_invalid_campaign_stores_nothing() -> None:
         await load_campaign(bad, uow)
     assert error.value.problems[0].path == ("strategies", 0, "prizes", 1)
     assert uow.commits == 0
-    assert uow.committed_strategies == {}
+    assert uow.committed.strategies == {}
 
 
 async def test_a_stored_strategy_draws_like_the_file() -> None:

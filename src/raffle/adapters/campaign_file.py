@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, field_validator
 
+from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 
 Location = tuple[str | int, ...]
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +85,39 @@ class StrategyIn(_Model):
     _text_rules = field_validator("rules", mode="before")(_rules)
 
 
+class PackIn(_Model):
+    id: int
+    total: int
+    day: int
+    month: int
+
+
+class ActivityIn(_Model):
+    id: int
+    name: str
+    description: str = ""
+    strategy: int
+    begin_at: AwareDatetime
+    end_at: AwareDatetime
+    time_zone: str = "Asia/Shanghai"
+    state: ActivityState = ActivityState.EDIT  # for a new activity; a stored one keeps its own
+    welcome_pack: int | None = None
+
+
+class SkuIn(_Model):
+    sku: int
+    activity: int
+    pack: int
+    stock: int
+    price_points: int = 0
+
+
 class CampaignIn(_Model):
     awards: list[AwardIn] = []
     strategies: list[StrategyIn] = []
+    packs: list[PackIn] = []
+    activities: list[ActivityIn] = []
+    skus: list[SkuIn] = []
 
 
 def read_campaign(path: Path) -> Campaign:
@@ -109,19 +144,53 @@ def read_campaign(path: Path) -> Campaign:
 
 def _to_domain(parsed: CampaignIn) -> tuple[Campaign, list[InvalidConfig]]:
     problems: list[InvalidConfig] = []
-    awards = []
-    for i, a in enumerate(parsed.awards):
+    campaign = Campaign(
+        awards=_each("awards", parsed.awards, _award, problems),
+        strategies=_each("strategies", parsed.strategies, _strategy, problems),
+        packs=_each("packs", parsed.packs, _pack, problems),
+        activities=_each("activities", parsed.activities, _activity, problems),
+        skus=_each("skus", parsed.skus, _sku, problems),
+    )
+    return campaign, problems
+
+
+def _each(
+    section: str, items: list[M], build: Callable[[M], T], problems: list[InvalidConfig]
+) -> tuple[T, ...]:
+    """Build every item, collecting each one's problem under its path instead of stopping."""
+    built = []
+    for i, item in enumerate(items):
         try:
-            awards.append(Award(a.id, a.kind, a.title, a.config))
+            built.append(build(item))
         except InvalidConfig as error:
-            problems.append(error.at("awards", i))
-    strategies = []
-    for i, s in enumerate(parsed.strategies):
-        try:
-            strategies.append(_strategy(s))
-        except InvalidConfig as error:
-            problems.append(error.at("strategies", i))
-    return Campaign(tuple(awards), tuple(strategies)), problems
+            problems.append(error.at(section, i))
+    return tuple(built)
+
+
+def _award(a: AwardIn) -> Award:
+    return Award(a.id, a.kind, a.title, a.config)
+
+
+def _pack(p: PackIn) -> QuotaPack:
+    return QuotaPack(p.id, p.total, p.day, p.month)
+
+
+def _activity(a: ActivityIn) -> Activity:
+    return Activity(
+        id=a.id,
+        name=a.name,
+        strategy_id=a.strategy,
+        begin_at=a.begin_at,
+        end_at=a.end_at,
+        time_zone=a.time_zone,
+        description=a.description,
+        state=a.state,
+        welcome_pack=a.welcome_pack,
+    )
+
+
+def _sku(s: SkuIn) -> Sku:
+    return Sku(s.sku, s.activity, s.pack, s.stock, s.price_points)
 
 
 def _strategy(s: StrategyIn) -> Strategy:

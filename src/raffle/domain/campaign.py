@@ -1,12 +1,15 @@
-"""A campaign: the awards and strategies an operator publishes together, checked as a whole."""
+"""A campaign: what an operator publishes together — awards, strategies, quota packs,
+activities and their SKUs — checked as a whole."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Strategy
 
 
@@ -14,29 +17,61 @@ from raffle.domain.strategy import Strategy
 class Campaign:
     awards: tuple[Award, ...]
     strategies: tuple[Strategy, ...]
+    packs: tuple[QuotaPack, ...] = ()
+    activities: tuple[Activity, ...] = ()
+    skus: tuple[Sku, ...] = ()
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
         found = _duplicates("awards", [a.id for a in self.awards])
         found += _duplicates("strategies", [s.id for s in self.strategies])
+        found += _duplicates("packs", [p.id for p in self.packs])
+        found += _duplicates("activities", [a.id for a in self.activities])
+        found += _duplicates("skus", [s.sku for s in self.skus], key="sku")
         catalogue = {a.id: a for a in self.awards}
         for i, strategy in enumerate(self.strategies):
             try:
                 DrawEngine(strategy, catalogue)
             except InvalidConfig as error:
                 found.append(error.at("strategies", i))
+        found += self._references()
         return found
 
     def engines(self) -> dict[int, DrawEngine]:
         catalogue = {a.id: a for a in self.awards}
         return {s.id: DrawEngine(s, catalogue) for s in self.strategies}
 
+    def _references(self) -> list[InvalidConfig]:
+        strategies = {s.id for s in self.strategies}
+        packs = {p.id for p in self.packs}
+        activities = {a.id for a in self.activities}
+        found = []
+        for i, activity in enumerate(self.activities):
+            if activity.strategy_id not in strategies:
+                found.append(
+                    _missing("strategy", activity.strategy_id, ("activities", i, "strategy"))
+                )
+            if activity.welcome_pack is not None and activity.welcome_pack not in packs:
+                found.append(
+                    _missing("pack", activity.welcome_pack, ("activities", i, "welcome_pack"))
+                )
+        for i, sku in enumerate(self.skus):
+            if sku.activity_id not in activities:
+                found.append(_missing("activity", sku.activity_id, ("skus", i, "activity")))
+            if sku.pack_id not in packs:
+                found.append(_missing("pack", sku.pack_id, ("skus", i, "pack")))
+        return found
 
-def _duplicates(section: str, ids: list[int]) -> list[InvalidConfig]:
+
+def _missing(kind: str, id_: int, path: tuple[str | int, ...]) -> InvalidConfig:
+    return InvalidConfig(f"{kind} {id_} is not in the campaign", path)
+
+
+def _duplicates(section: str, ids: list[int], key: str = "id") -> list[InvalidConfig]:
     seen: set[int] = set()
     found = []
     for i, id_ in enumerate(ids):
         if id_ in seen:
-            found.append(InvalidConfig(f"id {id_} is used twice", (section, i, "id")))
+            found.append(InvalidConfig(f"{key} {id_} is used twice", (section, i, key)))
         seen.add(id_)
     return found

@@ -65,11 +65,13 @@ class DrawEngine:
     def draw(self, ctx: DrawContext, rng: RandomSource, stock: StockCounter) -> Outcome:
         """One whole draw; stock is taken only for the prize finally handed out."""
         outcome = self.choose(ctx, rng)
-        while outcome.award_id in self._stocked and not stock.take(
-            self.strategy.id, outcome.award_id
-        ):
+        while self.needs_stock(outcome) and not stock.take(self.strategy.id, outcome.award_id):
             outcome = self.on_exhausted(outcome.award_id, ctx, rng)
         return outcome
+
+    def needs_stock(self, outcome: Outcome) -> bool:
+        """Whether handing out `outcome` takes a unit of stock first."""
+        return outcome.award_id in self._stocked
 
     def choose(self, ctx: DrawContext, rng: RandomSource) -> Outcome:
         """The prize this draw hands out if its stock can be taken: no I/O here."""

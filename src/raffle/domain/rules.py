@@ -55,22 +55,13 @@ def blacklist(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> Pr
 def weight(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> PreDrawRule:
     """`"60:102,103 200:106"`: from 60 draws on, draw only among 102 and 103 at their relative
     rates; from 200 on, only 106. The highest tier reached applies."""
-    tiers: dict[int, frozenset[int]] = {}
-    for part in value.split():
-        threshold_text, sep, prizes_text = part.partition(":")
-        if not sep or not threshold_text.isdigit() or int(threshold_text) < 1:
-            raise InvalidConfig(f"weight tier must read 'draws:award,award', got {part!r}")
-        pool = frozenset(_award_id(p, part) for p in prizes_text.split(","))
+    tiers = parse_weight_tiers(value)
+    for threshold, pool in tiers.items():
         for award_id in sorted(pool):
             if strategy.prize(award_id) is None:
-                raise InvalidConfig(f"weight tier {part!r}: award {award_id} is not a prize")
+                raise InvalidConfig(f"weight tier {threshold}: award {award_id} is not a prize")
         if sum(p.weight for p in strategy.prizes if p.award_id in pool) == 0:
-            raise InvalidConfig(f"weight tier {part!r}: its prizes all have rate 0")
-        if int(threshold_text) in tiers:
-            raise InvalidConfig(f"weight tier threshold {threshold_text} is given twice")
-        tiers[int(threshold_text)] = pool
-    if not tiers:
-        raise InvalidConfig("weight rule has no tiers")
+            raise InvalidConfig(f"weight tier {threshold}: its prizes all have rate 0")
     thresholds = sorted(tiers)
     selections = [Selection("weight", tiers[t]) for t in thresholds]
 
@@ -81,16 +72,35 @@ def weight(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> PreDr
     return rule
 
 
+def parse_weight_tiers(value: str) -> dict[int, frozenset[int]]:
+    """`"60:102,103 200:106"` -> {60: {102, 103}, 200: {106}}."""
+    tiers: dict[int, frozenset[int]] = {}
+    for part in value.split():
+        threshold_text, sep, prizes_text = part.partition(":")
+        if not sep or not threshold_text.isdigit() or int(threshold_text) < 1:
+            raise InvalidConfig(f"weight tier must read 'draws:award,award', got {part!r}")
+        if int(threshold_text) in tiers:
+            raise InvalidConfig(f"weight tier threshold {threshold_text} is given twice")
+        tiers[int(threshold_text)] = frozenset(_award_id(p, part) for p in prizes_text.split(","))
+    if not tiers:
+        raise InvalidConfig("weight rule has no tiers")
+    return tiers
+
+
 def lock(value: str) -> PostDrawRule:
     """`"3"`: the prize can only be won from the user's third draw on (this draw counted)."""
-    if not value.strip().isdigit() or int(value) < 1:
-        raise InvalidConfig(f"lock must be a whole number of draws of at least 1, got {value!r}")
-    needed = int(value)
+    needed = parse_lock(value)
 
     def rule(ctx: DrawContext) -> bool:
         return ctx.draw_count >= needed
 
     return rule
+
+
+def parse_lock(value: str) -> int:
+    if not value.strip().isdigit() or int(value) < 1:
+        raise InvalidConfig(f"lock must be a whole number of draws of at least 1, got {value!r}")
+    return int(value)
 
 
 PRE_DRAW: dict[str, Callable[[str, Strategy, Mapping[int, Award]], PreDrawRule]] = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from raffle.domain.activity import FROZEN
 from raffle.domain.campaign import Campaign
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
@@ -22,23 +23,55 @@ class UnknownStrategy(RaffleError):
     code = "unknown_strategy"
 
 
+class FrozenOdds(RaffleError):
+    """Odds and stock of a running (or closed) activity are published and may not change."""
+
+    code = "odds_frozen"
+
+
 @dataclass(frozen=True, slots=True)
 class Loaded:
     awards: int
     strategies: int
+    activities: int = 0
+    skus: int = 0
 
 
 async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
-    """Store every award and strategy in one transaction, or nothing if any is invalid."""
+    """Store the whole campaign in one transaction, or nothing if any part is invalid or
+    would change the odds of a running activity. Reloading an unchanged file is harmless."""
     if problems := campaign.problems():
         raise InvalidCampaign(problems)
     async with uow:
+        await _refuse_frozen_changes(campaign, uow)
         for award in campaign.awards:
             await uow.awards.save(award)
         for strategy in campaign.strategies:
             await uow.strategies.save(strategy)
+        for pack in campaign.packs:
+            await uow.packs.save(pack)
+        for activity in campaign.activities:
+            await uow.activities.save(activity)
+        for sku in campaign.skus:
+            await uow.skus.save(sku)
         await uow.commit()
-    return Loaded(awards=len(campaign.awards), strategies=len(campaign.strategies))
+    return Loaded(
+        len(campaign.awards), len(campaign.strategies), len(campaign.activities), len(campaign.skus)
+    )
+
+
+async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
+    for strategy in campaign.strategies:
+        frozen = [a for a in await uow.activities.using_strategy(strategy.id) if a.state in FROZEN]
+        if frozen and await uow.strategies.get(strategy.id) != strategy:
+            raise FrozenOdds(
+                f"strategy {strategy.id} is published by {frozen[0].state} activity "
+                f"{frozen[0].id}: its odds and stock cannot change"
+            )
+    for activity in campaign.activities:
+        stored = await uow.activities.get(activity.id)
+        if stored and stored.state in FROZEN and stored.strategy_id != activity.strategy_id:
+            raise FrozenOdds(f"activity {activity.id} is {stored.state}: its strategy is fixed")
 
 
 async def engine_for(strategy_id: int, uow: UnitOfWork) -> DrawEngine:

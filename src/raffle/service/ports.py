@@ -224,6 +224,10 @@ class PrizeStock(Protocol):
         """Return a unit taken for a draw whose transaction did not commit (best effort)."""
         ...
 
+    async def left(self, strategy_id: int, award_id: int) -> int | None:
+        """Units left as the fast counter sees them; None if it does not know yet."""
+        ...
+
 
 class SessionStore(Protocol):
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None: ...

@@ -1,0 +1,96 @@
+"""What draws read on every request — activities, engines, packs, SKUs — cached per process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from raffle.domain.activity import FROZEN, Activity
+from raffle.domain.awards import Award
+from raffle.domain.draws import UnknownActivity
+from raffle.domain.engine import DrawEngine
+from raffle.domain.errors import RaffleError
+from raffle.domain.quota import QuotaPack, Sku
+from raffle.service.ports import UnitOfWork
+
+T = TypeVar("T")
+
+
+class UnknownSku(RaffleError):
+    code = "unknown_sku"
+
+
+class Catalogue:
+    """Reads configuration through short-lived caches.
+
+    Entries are re-read after `ttl` seconds, so a change made by another process is seen
+    within that time. Engines of frozen (running or closed) activities are kept for good:
+    their odds cannot change, and the engine remembers which prizes ran out.
+    """
+
+    def __init__(self, uow: Callable[[], UnitOfWork], ttl: float = 1.0) -> None:
+        self._uow = uow
+        self._ttl = ttl
+        self._entries: dict[tuple[str, int], tuple[float, Any]] = {}
+        self._engines: dict[int, DrawEngine] = {}
+
+    async def activity(self, activity_id: int) -> Activity:
+        async def load(uow: UnitOfWork) -> Activity | None:
+            return await uow.activities.get(activity_id)
+
+        found = await self._cached(("activity", activity_id), load)
+        if found is None:
+            raise UnknownActivity(f"activity {activity_id} does not exist")
+        return found
+
+    async def engine(self, activity: Activity) -> DrawEngine:
+        """The draw engine of the activity's strategy."""
+        if (engine := self._engines.get(activity.strategy_id)) is not None:
+            return engine
+        async with self._uow() as uow:
+            strategy = await uow.strategies.get(activity.strategy_id)
+            awards = await uow.awards.all()
+        if strategy is None:
+            raise UnknownActivity(f"activity {activity.id} has no strategy")
+        engine = DrawEngine(strategy, awards)
+        if activity.state in FROZEN:
+            self._engines[activity.strategy_id] = engine
+        return engine
+
+    async def awards(self) -> dict[int, Award]:
+        async def load(uow: UnitOfWork) -> dict[int, Award]:
+            return await uow.awards.all()
+
+        return await self._cached(("awards", 0), load)
+
+    async def pack(self, pack_id: int) -> QuotaPack:
+        async def load(uow: UnitOfWork) -> QuotaPack | None:
+            return await uow.packs.get(pack_id)
+
+        if (pack := await self._cached(("pack", pack_id), load)) is None:
+            raise UnknownSku(f"quota pack {pack_id} does not exist")
+        return pack
+
+    async def sku(self, sku_id: int) -> Sku:
+        async def load(uow: UnitOfWork) -> Sku | None:
+            return await uow.skus.get(sku_id)
+
+        if (sku := await self._cached(("sku", sku_id), load)) is None:
+            raise UnknownSku(f"SKU {sku_id} does not exist")
+        return sku
+
+    def forget(self) -> None:
+        """Drop every cached entry (after this process changed configuration)."""
+        self._entries.clear()
+        self._engines.clear()
+
+    async def _cached(self, key: tuple[str, int], load: Callable[[UnitOfWork], Awaitable[T]]) -> T:
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] > time.monotonic():
+            value: T = entry[1]
+            return value
+        async with self._uow() as uow:
+            value = await load(uow)
+        self._entries[key] = (time.monotonic() + self._ttl, value)
+        return value

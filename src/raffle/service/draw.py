@@ -1,0 +1,170 @@
+"""The draw: a chance consumed, the strategy run, stock taken, and the result recorded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from raffle.domain.activity import Activity
+from raffle.domain.draws import (
+    ActivityNotOpen,
+    OrderState,
+    OutboxMessage,
+    RaffleOrder,
+    Win,
+)
+from raffle.domain.engine import DrawEngine, Outcome
+from raffle.domain.quota import NoChances, QuotaAccount
+from raffle.domain.randomness import RandomSource
+from raffle.domain.rules import DrawContext
+from raffle.service import ids
+from raffle.service.catalogue import Catalogue
+from raffle.service.ports import Clock, PrizeStock, Shards, ShardUnitOfWork
+
+WON = "award.won"  # the outbox topic delivery listens to
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    user_id: str
+    activity_id: int
+    request_key: str | None = None  # the Idempotency-Key: a retry returns the first result
+
+
+@dataclass(frozen=True, slots=True)
+class DrawResult:
+    order_id: str
+    activity_id: int
+    award_id: int
+    points: int | None
+    rule: str
+    draw_count: int
+    created_at: datetime
+    replayed: bool = False
+
+
+async def draw(
+    cmd: Draw,
+    *,
+    catalogue: Catalogue,
+    shards: Shards,
+    stock: PrizeStock,
+    rng: RandomSource,
+    clock: Clock,
+) -> DrawResult:
+    """One draw for one user, in one transaction on the user's shard.
+
+    The chance is consumed in the same transaction that records the order, the win and its
+    outbox message, so a failure anywhere rolls all of them back: a chance is never lost
+    and never spent twice. Consuming first also takes the user's account row lock, which
+    makes one user's concurrent draws (and retries of one Idempotency-Key) take turns.
+    """
+    now = clock.now()
+    activity = await catalogue.activity(cmd.activity_id)
+    if not activity.is_open(now):
+        raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
+    engine = await catalogue.engine(activity)
+    async with shards.for_user(cmd.user_id) as uow:
+        account = await _consume(uow, cmd, activity, catalogue, now)
+        if cmd.request_key and (replay := await _replay(uow, cmd.user_id, cmd.request_key)):
+            return replay  # leaving without commit gives the chance back
+        if account is None:
+            raise NoChances(f"no chances left in activity {activity.id}")
+        order_id = ids.order_id(now)
+        ctx = DrawContext(cmd.user_id, account.draws)
+        outcome = await _take_prize(engine, ctx, order_id, stock, rng)
+        try:
+            await _record(uow, cmd, activity, order_id, account.draws, outcome, now)
+            await uow.commit()
+        except BaseException:
+            if engine.needs_stock(outcome):
+                await stock.give_back(activity.strategy_id, outcome.award_id, order_id)
+            raise
+    return DrawResult(
+        order_id, activity.id, outcome.award_id, outcome.points, outcome.rule, account.draws, now
+    )
+
+
+async def _consume(
+    uow: ShardUnitOfWork, cmd: Draw, activity: Activity, catalogue: Catalogue, now: datetime
+) -> QuotaAccount | None:
+    day, month = activity.day(now), activity.month(now)
+    account = await uow.quotas.consume(cmd.user_id, activity.id, day, month)
+    if account is None and activity.welcome_pack is not None:
+        pack = await catalogue.pack(activity.welcome_pack)
+        if await uow.quotas.open(cmd.user_id, activity.id, pack):  # first visit
+            account = await uow.quotas.consume(cmd.user_id, activity.id, day, month)
+    return account
+
+
+async def _take_prize(
+    engine: DrawEngine, ctx: DrawContext, order_id: str, stock: PrizeStock, rng: RandomSource
+) -> Outcome:
+    outcome = engine.choose(ctx, rng)
+    while engine.needs_stock(outcome) and not await stock.take(
+        engine.strategy.id, outcome.award_id, order_id
+    ):
+        outcome = engine.on_exhausted(outcome.award_id, ctx, rng)
+    return outcome
+
+
+async def _record(
+    uow: ShardUnitOfWork,
+    cmd: Draw,
+    activity: Activity,
+    order_id: str,
+    draw_count: int,
+    outcome: Outcome,
+    now: datetime,
+) -> None:
+    order = RaffleOrder(
+        order_id,
+        cmd.user_id,
+        activity.id,
+        activity.strategy_id,
+        draw_count,
+        OrderState.USED,
+        now,
+        cmd.request_key,
+    )
+    win = Win(
+        order_id,
+        cmd.user_id,
+        activity.id,
+        activity.strategy_id,
+        outcome.award_id,
+        outcome.points,
+        outcome.rule,
+        now,
+    )
+    payload = {
+        "order_id": order_id,
+        "user_id": cmd.user_id,
+        "activity_id": activity.id,
+        "strategy_id": activity.strategy_id,
+        "award_id": outcome.award_id,
+        "points": outcome.points,
+        "created_at": now.isoformat(),
+    }
+    await uow.orders.add(order)
+    await uow.wins.add(win)
+    await uow.outbox.add(OutboxMessage(ids.message_id(), WON, order_id, json.dumps(payload), now))
+
+
+async def _replay(uow: ShardUnitOfWork, user_id: str, request_key: str) -> DrawResult | None:
+    order = await uow.orders.by_request(user_id, request_key)
+    if order is None:
+        return None
+    win = await uow.wins.get(order.order_id)
+    assert win is not None, "an order is always written with its win"
+    return DrawResult(
+        order.order_id,
+        order.activity_id,
+        win.award_id,
+        win.points,
+        win.rule,
+        order.draw_count,
+        order.created_at,
+        replayed=True,
+    )

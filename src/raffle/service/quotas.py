@@ -1,0 +1,99 @@
+"""Chances: topping up a quota account from a SKU, and a user's view of their account."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from raffle.domain.quota import QuotaAccount, SkuSoldOut
+from raffle.service import ids
+from raffle.service.catalogue import Catalogue
+from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class TopUp:
+    user_id: str
+    sku: int
+    out_business_no: str  # the caller's id for this purchase: a repeat credits nothing
+
+
+@dataclass(frozen=True, slots=True)
+class TopUpResult:
+    credited: bool  # False: this out_business_no was credited before
+    account: QuotaAccount
+
+
+async def top_up(
+    cmd: TopUp,
+    *,
+    catalogue: Catalogue,
+    config: Callable[[], UnitOfWork],
+    shards: Shards,
+    clock: Clock,
+) -> TopUpResult:
+    """Credit the SKU's pack to the user's account, once per `out_business_no`.
+
+    The SKU's stock lives in the configuration database and the account in the user's
+    shard, so they are two transactions: the unit is taken first (guarded, never below
+    zero) and given back if the credit does not commit or was a repeat.
+    """
+    sku = await catalogue.sku(cmd.sku)
+    pack = await catalogue.pack(sku.pack_id)
+    activity = await catalogue.activity(sku.activity_id)
+    now = clock.now()
+    day, month = activity.day(now), activity.month(now)
+    async with shards.for_user(cmd.user_id) as uow:
+        if await uow.top_ups.exists(cmd.user_id, cmd.out_business_no):
+            return TopUpResult(False, await _account(uow, cmd.user_id, activity.id, day, month))
+    async with config() as cfg:
+        if not await cfg.skus.take(sku.sku):
+            raise SkuSoldOut(f"SKU {sku.sku} is sold out")
+        await cfg.commit()
+    credited = False
+    try:
+        async with shards.for_user(cmd.user_id) as uow:
+            credited = await uow.top_ups.add(
+                order_id=ids.order_id(now),
+                user_id=cmd.user_id,
+                activity_id=activity.id,
+                sku=sku.sku,
+                out_business_no=cmd.out_business_no,
+                pack=pack,
+                at=now,
+            )
+            if credited:
+                await uow.quotas.credit(cmd.user_id, activity.id, pack, day, month)
+            account = await _account(uow, cmd.user_id, activity.id, day, month)
+            if credited:
+                await uow.commit()
+    finally:
+        if not credited:
+            async with config() as cfg:
+                await cfg.skus.give_back(sku.sku)
+                await cfg.commit()
+    return TopUpResult(credited, account)
+
+
+async def my_account(
+    user_id: str, activity_id: int, *, catalogue: Catalogue, shards: Shards, clock: Clock
+) -> QuotaAccount:
+    """The user's chances in an activity; a first visit opens it with the welcome pack."""
+    activity = await catalogue.activity(activity_id)
+    now = clock.now()
+    day, month = activity.day(now), activity.month(now)
+    async with shards.for_user(user_id) as uow:
+        if (account := await uow.quotas.get(user_id, activity.id, day, month)) is not None:
+            return account
+        welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
+        await uow.quotas.open(user_id, activity.id, welcome)
+        await uow.commit()
+    async with shards.for_user(user_id) as uow:
+        return await _account(uow, user_id, activity.id, day, month)
+
+
+async def _account(
+    uow: ShardUnitOfWork, user_id: str, activity_id: int, day: str, month: str
+) -> QuotaAccount:
+    found = await uow.quotas.get(user_id, activity_id, day, month)
+    return found or QuotaAccount(user_id, activity_id, 0, 0, 0, 0, 0, 0)

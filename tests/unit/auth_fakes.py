@@ -1,0 +1,101 @@
+"""In-memory fakes for the sign-in use cases: users, sessions, a clock, a counting hasher."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Self
+
+from raffle.domain.users import Session, User
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class FakeClock:
+    def __init__(self, start: datetime = START) -> None:
+        self.current = start
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        self.current += timedelta(seconds=seconds)
+
+
+class FakeUsers:
+    def __init__(self, rows: dict[str, User]) -> None:
+        self.rows = rows
+
+    async def add(self, user: User) -> bool:
+        if user.id in self.rows:
+            return False
+        self.rows[user.id] = user
+        return True
+
+    async def get(self, user_id: str) -> User | None:
+        return self.rows.get(user_id)
+
+
+class FakeUserUnitOfWork:
+    """Keeps the users added only when committed, like a transaction."""
+
+    def __init__(self) -> None:
+        self.committed_users: dict[str, User] = {}
+        self.commits = 0
+
+    async def __aenter__(self) -> Self:
+        self.users = FakeUsers(dict(self.committed_users))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def commit(self) -> None:
+        self.committed_users = dict(self.users.rows)
+        self.commits += 1
+
+
+class CountingHasher:
+    """A transparent 'hash' that counts how often hashing work was done."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def hash_async(self, password: str) -> str:
+        self.calls += 1
+        return f"fake${password}"
+
+    async def verify_async(self, password_hash: str, password: str) -> bool:
+        self.calls += 1
+        return password_hash == f"fake${password}"
+
+
+class FakeSessionStore:
+    """Sessions by token hash, expiring by the fake clock."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.rows: dict[str, Session] = {}
+
+    async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
+        self.rows[token_hash] = replace(session, expires_at=self._expiry(ttl_seconds))
+
+    async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
+        session = self.rows.get(token_hash)
+        if session is None or session.expires_at <= self.clock.now():
+            self.rows.pop(token_hash, None)
+            return None
+        session = self.rows[token_hash] = replace(session, expires_at=self._expiry(ttl_seconds))
+        return session
+
+    async def delete(self, token_hash: str) -> None:
+        self.rows.pop(token_hash, None)
+
+    def _expiry(self, ttl_seconds: int) -> datetime:
+        return self.clock.now() + timedelta(seconds=ttl_seconds)

@@ -1,0 +1,81 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from raffle.domain.activity import ActivityState, IllegalTransition, UnknownAction
+from raffle.domain.campaign import Campaign
+from raffle.service.activities import advance, change_state, published_odds
+from raffle.service.campaigns import FrozenOdds, load_campaign
+from tests.unit.usecase_world import ACTIVITY, PRIZE, STRATEGY, world
+
+S = ActivityState
+
+
+async def test_the_review_workflow_runs_edit_to_closed_and_reopens() -> None:
+    w = world()
+    w.set_state(S.EDIT)
+    for action, state in [("submit", S.SUBMITTED), ("refuse", S.REFUSED), ("edit", S.EDIT),
+                          ("submit", S.SUBMITTED), ("approve", S.APPROVED), ("start", S.RUNNING),
+                          ("close", S.CLOSED), ("reopen", S.RUNNING)]:  # fmt: skip
+        assert (await change_state(ACTIVITY, action, w.uow())).state is state
+        assert w.config.activities[ACTIVITY].state is state
+
+
+@pytest.mark.parametrize(
+    ("state", "action"), [(S.EDIT, "approve"), (S.RUNNING, "submit"), (S.CLOSED, "close")]
+)
+async def test_an_illegal_transition_names_the_current_state_and_changes_nothing(
+    state: ActivityState, action: str
+) -> None:
+    w = world()
+    w.set_state(state)
+    with pytest.raises(IllegalTransition) as error:
+        await change_state(ACTIVITY, action, w.uow())
+    assert error.value.current is state
+    assert w.config.activities[ACTIVITY].state is state
+
+
+async def test_an_unknown_action_is_refused() -> None:
+    w = world()
+    with pytest.raises(UnknownAction):
+        await change_state(ACTIVITY, "explode", w.uow())
+
+
+async def test_the_scheduler_starts_and_closes_on_time() -> None:
+    w = world()
+    w.set_state(S.APPROVED)
+    assert await advance(w.uow, datetime(2025, 12, 31, tzinfo=UTC)) == []
+    assert await advance(w.uow, datetime(2026, 1, 1, tzinfo=UTC)) == [(ACTIVITY, "start")]
+    assert w.config.activities[ACTIVITY].state is S.RUNNING
+    assert await advance(w.uow, datetime(2026, 6, 1, tzinfo=UTC)) == []
+    assert await advance(w.uow, datetime(2027, 1, 1, tzinfo=UTC)) == [(ACTIVITY, "close")]
+    assert w.config.activities[ACTIVITY].state is S.CLOSED
+
+
+async def test_the_odds_of_a_running_activity_are_frozen() -> None:
+    w = world(rate="0.5", stock=5)
+    strategy = w.config.strategies[STRATEGY]
+    awards = tuple(w.config.awards.values())
+    unchanged = Campaign(awards, (strategy,))
+    await load_campaign(unchanged, w.uow())  # the same odds again: fine
+    changed = Campaign(awards, (strategy.__class__(STRATEGY, (), strategy.fallback),))
+    with pytest.raises(FrozenOdds):
+        await load_campaign(changed, w.uow())
+    assert w.config.strategies[STRATEGY] == strategy
+    w.set_state(S.EDIT)
+    await load_campaign(changed, w.uow())
+    assert w.config.strategies[STRATEGY].prizes == ()
+
+
+async def test_published_odds_show_rates_stock_and_locks() -> None:
+    w = world(rate="0.0001", stock=5, prize_rules=(("lock", "3"),))
+    odds = await published_odds(ACTIVITY, catalogue=w.catalogue, stock=w.stock)
+    [prize] = odds.prizes
+    assert (prize.award_id, prize.rate, prize.stock, prize.stock_left, prize.lock_after) == (
+        PRIZE,
+        "0.0001",
+        5,
+        5,
+        3,
+    )
+    assert odds.fallback_rate == "0.9999"

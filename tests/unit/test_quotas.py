@@ -1,0 +1,66 @@
+import pytest
+
+from raffle.domain.quota import SkuSoldOut
+from raffle.service.catalogue import UnknownSku
+from raffle.service.quotas import TopUp, my_account, top_up
+from tests.unit.usecase_world import ACTIVITY, SKU, world
+
+
+async def test_a_top_up_credits_the_pack_once_per_business_number() -> None:
+    w = world(welcome=None)
+    first = await w.top_up(business_no="pay-1")
+    again = await w.top_up(business_no="pay-1")
+    assert first.credited
+    assert not again.credited
+    assert (again.account.total, again.account.total_left, again.account.day_left) == (5, 5, 5)
+    assert w.config.sku_left[SKU] == 99
+
+
+async def test_different_business_numbers_credit_again() -> None:
+    w = world(welcome=None)
+    await w.top_up(business_no="pay-1")
+    result = await w.top_up(business_no="pay-2")
+    assert result.account.total_left == 10
+    assert w.config.sku_left[SKU] == 98
+
+
+async def test_a_sold_out_sku_credits_nothing() -> None:
+    w = world(welcome=None, sku_stock=1)
+    await w.top_up(business_no="a")
+    with pytest.raises(SkuSoldOut):
+        await w.top_up(user="bob", business_no="b")
+    assert ("bob", ACTIVITY) not in w.shards.store.accounts
+    assert w.config.sku_left[SKU] == 0
+
+
+async def test_an_unknown_sku_is_an_error() -> None:
+    w = world()
+    with pytest.raises(UnknownSku):
+        await top_up(
+            TopUp("alice", 999, "x"),
+            catalogue=w.catalogue,
+            config=w.uow,
+            shards=w.shards,
+            clock=w.clock,
+        )
+
+
+async def test_a_top_up_adds_to_todays_remaining_chances() -> None:
+    w = world()
+    for _ in range(3):
+        await w.draw()
+    result = await w.top_up()
+    assert (result.account.total_left, result.account.day_left) == (12, 5)
+    assert (await w.draw()).draw_count == 4
+
+
+async def test_the_first_look_at_an_account_opens_it_with_the_welcome_pack() -> None:
+    w = world()
+    account = await my_account(
+        "carol", ACTIVITY, catalogue=w.catalogue, shards=w.shards, clock=w.clock
+    )
+    assert (account.total, account.chances, account.draws) == (10, 3, 0)
+    again = await my_account(
+        "carol", ACTIVITY, catalogue=w.catalogue, shards=w.shards, clock=w.clock
+    )
+    assert again == account
