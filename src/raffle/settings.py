@@ -21,17 +21,56 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="RAFFLE_", extra="forbid", frozen=True)
 
+    # The configuration database; with no shard URLs it also holds every user's rows.
     database_url: str = "sqlite+aiosqlite:///raffle.db"  # embedded default: a local file
+    # More databases for the user-dimension tables, comma separated; with them, user rows
+    # are spread over database_url and these, `shard_tables` tables each.
+    shard_urls: str = ""
+    shard_tables: int = 1
+    # Redis for prize stock, sessions and rate limits; without it they live in the database
+    # and in this process (the single-process embedded default).
+    redis_url: str | None = None
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    session_ttl_seconds: int = 7 * 24 * 3600  # sliding: each use extends it
+    draws_per_second: int = 10  # per user
+    registrations_per_hour: int = 20  # per client address
+    catalogue_ttl_seconds: float = 1.0  # how soon a change by another process is seen
+    load_demo: bool = True  # `raffle serve` on an empty database loads examples/ and a demo
 
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, url: str) -> str:
-        scheme, sep, rest = url.partition("://")
-        if not sep:
-            raise ValueError(f"database URL must look like scheme://…, got {url!r}")
-        scheme = _DRIVERS.get(scheme, scheme)
-        if scheme not in _SUPPORTED:
-            raise ValueError(
-                f"unsupported database {scheme!r}; use sqlite, postgresql or mysql/mariadb"
-            )
-        return f"{scheme}://{rest}"
+        return _async_url(url)
+
+    @field_validator("shard_urls")
+    @classmethod
+    def _known_shards(cls, urls: str) -> str:
+        return ",".join(_async_url(u.strip()) for u in urls.split(",") if u.strip())
+
+    @field_validator(
+        "shard_tables", "port", "draws_per_second", "session_ttl_seconds", "registrations_per_hour"
+    )
+    @classmethod
+    def _positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+    @property
+    def database_urls(self) -> list[str]:
+        """Every database that holds user rows: the configuration database first."""
+        return [self.database_url, *(u for u in self.shard_urls.split(",") if u)]
+
+
+def _async_url(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ValueError(f"database URL must look like scheme://…, got {url!r}")
+    scheme = _DRIVERS.get(scheme, scheme)
+    if scheme not in _SUPPORTED:
+        raise ValueError(
+            f"unsupported database {scheme!r}; use sqlite, postgresql or mysql/mariadb"
+        )
+    return f"{scheme}://{rest}"

@@ -122,23 +122,27 @@ class CampaignIn(_Model):
 
 def read_campaign(path: Path) -> Campaign:
     """Parse and check a campaign file; raise InvalidCampaignFile listing every problem."""
-    text = path.read_text(encoding="utf-8")
+    return parse_campaign(path.read_text(encoding="utf-8"), str(path))
+
+
+def parse_campaign(text: str, source: str) -> Campaign:
+    """Parse and check campaign YAML; `source` names it in messages."""
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
         line = error.problem_mark.line + 1 if error.problem_mark else 1
-        raise InvalidCampaignFile(str(path), [Problem(line, "", str(error.problem))]) from None
+        raise InvalidCampaignFile(source, [Problem(line, "", str(error.problem))]) from None
     lines = _lines(root) if root is not None else {}
     data = _Loader.construct(root) if root is not None else {}
     try:
         parsed = CampaignIn.model_validate(data)
     except ValidationError as error:
         problems = [_problem(lines, tuple(e["loc"]), e["msg"]) for e in error.errors()]
-        raise InvalidCampaignFile(str(path), problems) from None
+        raise InvalidCampaignFile(source, problems) from None
     campaign, invalid = _to_domain(parsed)
     invalid = invalid or campaign.problems()
     if invalid:
-        raise InvalidCampaignFile(str(path), [_problem(lines, p.path, p.message) for p in invalid])
+        raise InvalidCampaignFile(source, [_problem(lines, p.path, p.message) for p in invalid])
     return campaign
 
 

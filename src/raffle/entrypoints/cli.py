@@ -21,11 +21,13 @@ from raffle.bootstrap import bootstrap
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import RaffleError
 from raffle.domain.rules import DrawContext
+from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
 from raffle.service.simulation import Simulation, simulate
 from raffle.settings import Settings
 
 campaign_path = click.Path(exists=True, dir_okay=False, path_type=Path)
+DEMO = Path(__file__).parent / "demo" / "big-market.yaml"
 
 
 @click.group()
@@ -35,10 +37,72 @@ def main() -> None:
 
 @main.command()
 def migrate() -> None:
-    """Create or upgrade the database schema (RAFFLE_DATABASE_URL; default ./raffle.db)."""
+    """Create or upgrade the schema of every database (RAFFLE_DATABASE_URL, RAFFLE_SHARD_URLS)."""
     settings = _settings()
-    asyncio.run(upgrade(settings.database_url))
-    click.echo("database is up to date")
+    asyncio.run(_migrate(settings))
+    click.echo(f"{len(settings.database_urls)} database(s) up to date")
+
+
+async def _migrate(settings: Settings) -> None:
+    for url in settings.database_urls:
+        await upgrade(url, shard_tables=settings.shard_tables)
+
+
+@main.command()
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+def serve(workers: int) -> None:
+    """Run the HTTP API (RAFFLE_HOST:RAFFLE_PORT). On the embedded SQLite default it also
+    migrates, and loads the demo campaign into an empty database."""
+    import uvicorn
+
+    settings = _settings()
+    if settings.database_url.startswith("sqlite"):
+        _run_or_exit(lambda: _prepare_embedded(settings))
+    click.echo(f"raffle on http://{settings.host}:{settings.port}/docs", err=True)
+    uvicorn.run(
+        "raffle.entrypoints.http.main:create",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        log_level="warning",
+    )
+
+
+async def _prepare_embedded(settings: Settings) -> None:
+    await _migrate(settings)
+    raffle = bootstrap(settings)
+    try:
+        async with raffle.uow() as uow:
+            empty = not await uow.activities.all()
+        if empty and settings.load_demo:
+            await load_campaign(read_campaign(DEMO), raffle.uow())
+            click.echo(f"loaded the demo campaign {DEMO.name}", err=True)
+    finally:
+        await raffle.close()
+
+
+@main.group()
+def user() -> None:
+    """Accounts."""
+
+
+@user.command("create")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="An operator account.")
+@click.password_option(help="Asked for when not given.")
+def create_user_command(name: str, admin: bool, password: str) -> None:
+    """Create the account NAME (an operator with --admin)."""
+
+    async def run() -> None:
+        raffle = bootstrap(_settings())
+        try:
+            await create_user(name, password, admin, raffle.uow(), raffle.hasher)
+        finally:
+            await raffle.close()
+        click.echo(f"created {'operator' if admin else 'player'} {name}")
+
+    _run_or_exit(run)
 
 
 @main.command()
@@ -53,7 +117,10 @@ def load(file: Path) -> None:
             loaded = await load_campaign(campaign, raffle.uow())
         finally:
             await raffle.close()
-        click.echo(f"loaded {loaded.awards} awards and {loaded.strategies} strategies")
+        click.echo(
+            f"loaded {loaded.awards} awards, {loaded.strategies} strategies, "
+            f"{loaded.activities} activities and {loaded.skus} SKUs"
+        )
 
     _run_or_exit(run)
 

@@ -15,7 +15,7 @@ from raffle.domain.draws import (
     Win,
 )
 from raffle.domain.engine import DrawEngine, Outcome
-from raffle.domain.quota import NoChances, QuotaAccount
+from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
@@ -65,8 +65,9 @@ async def draw(
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
     engine = await catalogue.engine(activity)
+    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
     async with shards.for_user(cmd.user_id) as uow:
-        account = await _consume(uow, cmd, activity, catalogue, now)
+        account = await _consume(uow, cmd.user_id, activity, welcome, now)
         if cmd.request_key and (replay := await _replay(uow, cmd.user_id, cmd.request_key)):
             return replay  # leaving without commit gives the chance back
         if account is None:
@@ -87,14 +88,15 @@ async def draw(
 
 
 async def _consume(
-    uow: ShardUnitOfWork, cmd: Draw, activity: Activity, catalogue: Catalogue, now: datetime
+    uow: ShardUnitOfWork, user_id: str, activity: Activity, welcome: QuotaPack | None, now: datetime
 ) -> QuotaAccount | None:
     day, month = activity.day(now), activity.month(now)
-    account = await uow.quotas.consume(cmd.user_id, activity.id, day, month)
-    if account is None and activity.welcome_pack is not None:
-        pack = await catalogue.pack(activity.welcome_pack)
-        if await uow.quotas.open(cmd.user_id, activity.id, pack):  # first visit
-            account = await uow.quotas.consume(cmd.user_id, activity.id, day, month)
+    account = await uow.quotas.consume(user_id, activity.id, day, month)
+    if account is None and welcome is not None:
+        # A first visit opens the account with the welcome pack; if a concurrent request
+        # opened it first, this one still draws from it.
+        await uow.quotas.open(user_id, activity.id, welcome)
+        account = await uow.quotas.consume(user_id, activity.id, day, month)
     return account
 
 

@@ -250,3 +250,16 @@ class RateLimiter(Protocol):
         ...
 
     async def reset(self, key: str) -> None: ...
+
+
+class IdempotencyStore(Protocol):
+    async def begin(self, user_id: str, key: str, request_hash: str) -> tuple[int, str] | None:
+        """Reserve `key` for this request. None: go ahead (and `finish` later). A stored
+        (status, body): replay it. Raises KeyInFlight or KeyReused (from idempotency)."""
+        ...
+
+    async def finish(self, user_id: str, key: str, status: int, body: str) -> None: ...
+
+    async def abandon(self, user_id: str, key: str) -> None:
+        """Forget a reservation whose request failed unexpectedly, so a retry may run."""
+        ...

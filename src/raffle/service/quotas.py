@@ -80,16 +80,14 @@ async def my_account(
 ) -> QuotaAccount:
     """The user's chances in an activity; a first visit opens it with the welcome pack."""
     activity = await catalogue.activity(activity_id)
+    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
     now = clock.now()
-    day, month = activity.day(now), activity.month(now)
     async with shards.for_user(user_id) as uow:
-        if (account := await uow.quotas.get(user_id, activity.id, day, month)) is not None:
-            return account
-        welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
-        await uow.quotas.open(user_id, activity.id, welcome)
-        await uow.commit()
-    async with shards.for_user(user_id) as uow:
-        return await _account(uow, user_id, activity.id, day, month)
+        opened = await uow.quotas.open(user_id, activity.id, welcome)
+        account = await _account(uow, user_id, activity.id, activity.day(now), activity.month(now))
+        if opened:
+            await uow.commit()
+    return account
 
 
 async def _account(

@@ -8,10 +8,24 @@ from typing import Any, Self
 
 from sqlalchemy import event, make_url
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from raffle.adapters.sql.config_repositories import (
+    SqlActivityRepository,
+    SqlPackRepository,
+    SqlSkuRepository,
+    SqlUserRepository,
+)
 from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
-from raffle.service.ports import AwardRepository, StrategyRepository
+from raffle.adapters.sql.transaction import SqlTransaction
+from raffle.service.ports import (
+    ActivityRepository,
+    AwardRepository,
+    PackRepository,
+    SkuRepository,
+    StrategyRepository,
+    UserRepository,
+)
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 
@@ -21,21 +35,22 @@ class SqlUnitOfWork:
 
     awards: AwardRepository
     strategies: StrategyRepository
+    activities: ActivityRepository
+    packs: PackRepository
+    skus: SkuRepository
+    users: UserRepository
 
     def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
-        self._connection: AsyncConnection | None = None
+        self._transaction = SqlTransaction(engine)
 
     async def __aenter__(self) -> Self:
-        connection = await self._engine.connect()
-        try:
-            await connection.begin()
-        except BaseException:
-            await connection.close()
-            raise
-        self._connection = connection
+        connection = await self._transaction.open()
         self.awards = SqlAwardRepository(connection)
         self.strategies = SqlStrategyRepository(connection)
+        self.activities = SqlActivityRepository(connection)
+        self.packs = SqlPackRepository(connection)
+        self.skus = SqlSkuRepository(connection)
+        self.users = SqlUserRepository(connection)
         return self
 
     async def __aexit__(
@@ -44,18 +59,10 @@ class SqlUnitOfWork:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        connection, self._connection = self._connection, None
-        if connection is None:
-            return
-        try:
-            await connection.rollback()  # a no-op after commit
-        finally:
-            await connection.close()
+        await self._transaction.close()
 
     async def commit(self) -> None:
-        if self._connection is None:
-            raise RuntimeError("commit() outside `async with` of the unit of work")
-        await self._connection.commit()
+        await self._transaction.commit()
 
 
 def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:
@@ -64,7 +71,12 @@ def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:
     `foreign_keys=False` is for migrations on SQLite: rebuilding a table there drops it,
     which with enforced keys would cascade into the rows that refer to it.
     """
-    if make_url(url).get_backend_name() != "sqlite":
+    backend = make_url(url).get_backend_name()
+    if backend in ("mysql", "mariadb"):
+        # Under REPEATABLE READ, guarded updates of missing rows take gap locks that make
+        # concurrent first draws deadlock; READ COMMITTED takes row locks only.
+        return create_async_engine(url, pool_pre_ping=True, isolation_level="READ COMMITTED")
+    if backend != "sqlite":
         return create_async_engine(url, pool_pre_ping=True)  # drop connections the server closed
     engine = create_async_engine(url)
     event.listen(engine.sync_engine, "connect", _sqlite_connect(foreign_keys))
@@ -87,4 +99,4 @@ def _sqlite_connect(foreign_keys: bool) -> Callable[[Any, Any], None]:
 
 
 def _sqlite_begin(connection: Connection) -> None:
-    connection.exec_driver_sql("BEGIN")
+    connection.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock now, not mid-way

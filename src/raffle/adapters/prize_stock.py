@@ -1,0 +1,248 @@
+"""Prize stock behind the PrizeStock port: Redis as the fast gate in front of SQL claims, or
+process memory for the single-process embedded default.
+
+Each unit of a stocked prize is a slot numbered 1..stock. Redis hands slots out; a claim row
+keyed by (strategy, award, slot) makes each one count, so no cache state can oversell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
+from functools import partial
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
+from raffle.service.ports import Clock
+
+ConfiguredStock = Callable[[int], Awaitable[dict[int, int]]]  # strategy id -> award -> stock
+
+NOT_LOADED = -1  # what the scripts answer when Redis does not hold the prize's counter
+LOCK_MS = 5_000  # a warm-up left unfinished by a dead process blocks the others this long
+WARM_TIMEOUT_SECONDS = 10.0
+WAIT_SECONDS = 0.01  # between tries for the lock while another process loads
+
+# Per prize: the counter (slots never handed out; the next is stock - counter + 1), a sorted
+# set of slots handed out and given back, and the strategy's "total" hash of configured stock.
+# Units left = counter + free slots. A free slot is used before the counter moves.
+_TAKE = """
+local stock = redis.call('HGET', KEYS[3], ARGV[1])
+local counter = redis.call('GET', KEYS[1])
+if not stock or not counter then return -1 end
+local free = redis.call('ZPOPMIN', KEYS[2])
+if free[1] then return tonumber(free[1]) end
+counter = tonumber(counter)
+if counter <= 0 then return 0 end
+redis.call('DECR', KEYS[1])
+return tonumber(stock) - counter + 1
+"""
+
+# A slot is freed only if this counter handed it out (slot <= stock - counter): a slot above
+# it is still counted as never handed out, so freeing it would offer it twice.
+_FREE = """
+local stock = redis.call('HGET', KEYS[3], ARGV[1])
+local counter = redis.call('GET', KEYS[1])
+if not stock or not counter then return 0 end
+if tonumber(ARGV[2]) > tonumber(stock) - tonumber(counter) then return 0 end
+return redis.call('ZADD', KEYS[2], ARGV[2], ARGV[2])
+"""
+
+_LEFT = """
+local stock = redis.call('HGET', KEYS[3], ARGV[1])
+local counter = redis.call('GET', KEYS[1])
+if not stock or not counter then return -1 end
+return tonumber(counter) + redis.call('ZCARD', KEYS[2])
+"""
+
+# Loads a prize unless it is loaded and ARGV[4] asks not to replace it: a warm-up that read
+# the database before another finished loading must not write its older picture over
+# counters already in use.
+_LOAD = """
+local loaded = redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 and redis.call('EXISTS', KEYS[1]) == 1
+if loaded and ARGV[4] == '0' then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[3])
+redis.call('DEL', KEYS[2])
+for i = 5, #ARGV do redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i]) end
+return 1
+"""
+
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class StockUnavailable(RuntimeError):
+    """The prize's counter could not be loaded into Redis in time."""
+
+
+def _tag(strategy_id: int) -> str:
+    # One hash tag per strategy: a strategy's keys share a Redis Cluster slot, as scripts need.
+    return f"raffle:{{stock:{strategy_id}}}"
+
+
+def _keys(strategy_id: int, award_id: int) -> list[str]:
+    tag = _tag(strategy_id)
+    return [f"{tag}:{award_id}", f"{tag}:{award_id}:free", f"{tag}:total"]
+
+
+class RedisPrizeStock:
+    """Slots handed out by Redis, each recorded as a claim in the database before it counts.
+
+    When Redis has lost a prize's counter (a restart without persistence, an eviction) it is
+    rebuilt from the claims under a short lock: the counter resumes above the highest claimed
+    slot and the unclaimed slots below it become free again. Resuming at stock minus the
+    *number* of claims instead would, after a slot below the top was given back, hand out
+    the top slot a second time. A draw still in flight from before the loss may hold a slot
+    it has not yet claimed, which the rebuilt counter offers again: the claim's primary key
+    lets one of the two have it, and the other goes on to the next slot.
+    """
+
+    def __init__(
+        self, redis: Redis, claims: SqlStockClaims, stocks: ConfiguredStock, clock: Clock
+    ) -> None:
+        self._redis, self._claims, self._stocks, self._clock = redis, claims, stocks, clock
+        self._take = redis.register_script(_TAKE)
+        self._free = redis.register_script(_FREE)
+        self._left = redis.register_script(_LEFT)
+        self._load = redis.register_script(_LOAD)
+        self._unlock = redis.register_script(_UNLOCK)
+        self._loading: dict[int, asyncio.Task[dict[int, int]]] = {}
+
+    async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
+        """Claim one unit for `order_id`; False when none is left or the award has no stock
+        configured in the strategy."""
+        while slot := await self._reserve(strategy_id, award_id):
+            try:
+                now = self._clock.now()
+                if await self._claims.claim(strategy_id, award_id, slot, order_id, now):
+                    return True
+            except Exception:
+                # Most likely nothing was written: the slot goes back rather than being lost.
+                # Had the claim been written after all, the key refuses the slot's next taker.
+                with suppress(RedisError):
+                    await self._free(keys=_keys(strategy_id, award_id), args=[award_id, slot])
+                raise
+            # The slot was claimed by a draw in flight across a loss of Redis: try the next.
+        return False
+
+    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
+        """Release the order's claim and offer its slot again; a no-op if it held none, so a
+        unit is never returned twice. Redis errors propagate after the release: the unit is
+        then missing from the counter until it is next rebuilt."""
+        for slot in await self._claims.release(strategy_id, award_id, order_id):
+            await self._free(keys=_keys(strategy_id, award_id), args=[award_id, slot])
+
+    async def left(self, strategy_id: int, award_id: int) -> int | None:
+        """Units Redis would still hand out; None if it holds no counter for the prize."""
+        left = int(await self._left(keys=_keys(strategy_id, award_id), args=[award_id]))
+        return None if left == NOT_LOADED else left
+
+    async def warm(self, strategy_id: int) -> None:
+        """Load the counters of the strategy's stocked prizes that Redis does not hold."""
+        await self._loaded(strategy_id)
+
+    async def rebuild(self, strategy_id: int) -> None:
+        """Reload every counter of the strategy from the claims, the remedy for drift (units
+        the counter lost to draws that died between taking and claiming). Safe while draws
+        run: a slot offered again while a draw holds it unclaimed goes to the first claim."""
+        await self._load_when_free(strategy_id, replace=True)
+
+    async def _reserve(self, strategy_id: int, award_id: int) -> int:
+        """A slot for one unit, or 0 when none is left."""
+        keys = _keys(strategy_id, award_id)
+        while (slot := int(await self._take(keys=keys, args=[award_id]))) == NOT_LOADED:
+            if award_id not in await self._loaded(strategy_id):
+                return 0
+        return slot
+
+    async def _loaded(self, strategy_id: int) -> dict[int, int]:
+        """Load the strategy's missing counters, once per process however many draws find
+        them missing at once (hundreds polling for the lock would starve the loader); the
+        configured stock."""
+        task = self._loading.get(strategy_id)
+        if task is None:
+            task = asyncio.ensure_future(self._load_when_free(strategy_id))
+            self._loading[strategy_id] = task
+            task.add_done_callback(partial(self._forget, strategy_id))
+        return await asyncio.shield(task)  # a draw cancelled does not cancel the others' load
+
+    def _forget(self, strategy_id: int, task: asyncio.Task[dict[int, int]]) -> None:
+        if self._loading.get(strategy_id) is task:
+            del self._loading[strategy_id]
+        if not task.cancelled():
+            task.exception()  # seen by its waiters; not "never retrieved" if they were cancelled
+
+    async def _load_when_free(self, strategy_id: int, *, replace: bool = False) -> dict[int, int]:
+        """Load under the strategy's Redis lock, waiting while another process holds it."""
+        deadline = asyncio.get_running_loop().time() + WARM_TIMEOUT_SECONDS
+        while (stocks := await self._load_locked(strategy_id, replace=replace)) is None:
+            if asyncio.get_running_loop().time() > deadline:
+                raise StockUnavailable(f"stock counters of strategy {strategy_id} not loaded")
+            await asyncio.sleep(WAIT_SECONDS)
+        return stocks
+
+    async def _load_locked(
+        self, strategy_id: int, *, replace: bool = False
+    ) -> dict[int, int] | None:
+        """Load the missing counters under the strategy's lock; the configured stock, or None
+        when another process holds the lock."""
+        lock, token = f"{_tag(strategy_id)}:loading", secrets.token_hex(16)
+        if not await self._redis.set(lock, token, nx=True, px=LOCK_MS):
+            return None
+        try:
+            return await self._load_all(strategy_id, replace)
+        finally:
+            with suppress(RedisError):  # left in place, the lock expires by itself
+                await self._unlock(keys=[lock], args=[token])
+
+    async def _load_all(self, strategy_id: int, replace: bool) -> dict[int, int]:
+        stocks = await self._stocks(strategy_id)
+        claimed = await self._claims.claimed(strategy_id)
+        for award_id, stock in stocks.items():
+            found = claimed.get(award_id, Claimed(0, ()))
+            slots = [slot for slot in found.free if slot <= stock]
+            args = [award_id, stock, stock - min(found.top, stock), int(replace), *slots]
+            await self._load(keys=_keys(strategy_id, award_id), args=args)
+        return stocks
+
+
+class MemoryPrizeStock:
+    """Units left per (strategy, award) in process memory, for the single-process embedded
+    default. Atomic on one event loop: nothing awaits between the check and the change."""
+
+    def __init__(self, initial: Mapping[tuple[int, int], int]) -> None:
+        self._left = dict(initial)
+        self._holders: defaultdict[tuple[int, int], Counter[str]] = defaultdict(Counter)
+
+    def reset(self, levels: Mapping[tuple[int, int], int]) -> None:
+        """Start again from `levels` (units left per prize), forgetting who took what."""
+        self._left = dict(levels)
+        self._holders.clear()
+
+    async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
+        key = (strategy_id, award_id)
+        if self._left.get(key, 0) <= 0:
+            return False
+        self._left[key] -= 1
+        self._holders[key][order_id] += 1
+        return True
+
+    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
+        key = (strategy_id, award_id)
+        holders = self._holders.get(key)
+        if holders is None or holders[order_id] <= 0:
+            return  # never taken, or returned already
+        holders[order_id] -= 1
+        if holders[order_id] == 0:
+            del holders[order_id]
+        self._left[key] += 1
+
+    async def left(self, strategy_id: int, award_id: int) -> int | None:
+        return self._left.get((strategy_id, award_id))

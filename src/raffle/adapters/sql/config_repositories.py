@@ -1,0 +1,188 @@
+"""Activities, quota packs, SKUs and users in SQL: a row each, read back as domain objects."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Row, case, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from raffle.adapters.sql import tables
+from raffle.adapters.sql.upsert import insert_ignore, upsert
+from raffle.domain.activity import Activity, ActivityState
+from raffle.domain.quota import QuotaPack, Sku
+from raffle.domain.users import User
+
+
+class SqlActivityRepository:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._connection = connection
+
+    async def save(self, activity: Activity) -> None:
+        row = {
+            "activity_id": activity.id,
+            "name": activity.name,
+            "description": activity.description,
+            "strategy_id": activity.strategy_id,
+            "begin_at": activity.begin_at,
+            "end_at": activity.end_at,
+            "time_zone": activity.time_zone,
+            "state": activity.state.value,
+            "welcome_pack": activity.welcome_pack,
+        }
+        # Reloading a campaign file must not reset a running activity: once stored, the
+        # state moves only through compare_and_set.
+        statement = upsert(self._connection.dialect, tables.activity, row, keep=("state",))
+        await self._connection.execute(statement)
+
+    async def get(self, activity_id: int) -> Activity | None:
+        rows = await self._connection.execute(
+            select(tables.activity).where(tables.activity.c.activity_id == activity_id)
+        )
+        row = rows.first()
+        return None if row is None else _activity(row)
+
+    async def all(self) -> list[Activity]:
+        rows = await self._connection.execute(
+            select(tables.activity).order_by(tables.activity.c.activity_id)
+        )
+        return [_activity(row) for row in rows]
+
+    async def compare_and_set(
+        self, activity_id: int, expected: ActivityState, new: ActivityState
+    ) -> bool:
+        result = await self._connection.execute(
+            update(tables.activity)
+            .where(
+                tables.activity.c.activity_id == activity_id,
+                tables.activity.c.state == expected.value,
+            )
+            .values(state=new.value)
+        )
+        # Matched rows, also on MySQL: SQLAlchemy connects with CLIENT_FOUND_ROWS there.
+        return result.rowcount == 1
+
+    async def using_strategy(self, strategy_id: int) -> list[Activity]:
+        rows = await self._connection.execute(
+            select(tables.activity)
+            .where(tables.activity.c.strategy_id == strategy_id)
+            .order_by(tables.activity.c.activity_id)
+        )
+        return [_activity(row) for row in rows]
+
+
+class SqlPackRepository:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._connection = connection
+
+    async def save(self, pack: QuotaPack) -> None:
+        row = {"pack_id": pack.id, "total": pack.total, "day": pack.day, "month": pack.month}
+        await self._connection.execute(upsert(self._connection.dialect, tables.quota_pack, row))
+
+    async def get(self, pack_id: int) -> QuotaPack | None:
+        rows = await self._connection.execute(
+            select(tables.quota_pack).where(tables.quota_pack.c.pack_id == pack_id)
+        )
+        row = rows.first()
+        return None if row is None else QuotaPack(row.pack_id, row.total, row.day, row.month)
+
+
+class SqlSkuRepository:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._connection = connection
+
+    async def save(self, sku: Sku) -> None:
+        table = tables.sku
+        row = {
+            "sku": sku.sku,
+            "activity_id": sku.activity_id,
+            "pack_id": sku.pack_id,
+            "stock": sku.stock,
+            "stock_left": sku.stock,
+            "price_points": sku.price_points,
+        }
+        # In the one statement, so a sale committed meanwhile is not written over.
+        left = table.c.stock_left + (sku.stock - table.c.stock)
+        kept_sales = case((left < 0, 0), else_=left)
+        statement = upsert(
+            self._connection.dialect, table, row, computed={"stock_left": kept_sales}
+        )
+        await self._connection.execute(statement)
+
+    async def get(self, sku: int) -> Sku | None:
+        rows = await self._connection.execute(select(tables.sku).where(tables.sku.c.sku == sku))
+        row = rows.first()
+        return None if row is None else _sku(row)
+
+    async def for_activity(self, activity_id: int) -> list[Sku]:
+        rows = await self._connection.execute(
+            select(tables.sku)
+            .where(tables.sku.c.activity_id == activity_id)
+            .order_by(tables.sku.c.sku)
+        )
+        return [_sku(row) for row in rows]
+
+    async def stock_left(self, sku: int) -> int:
+        left = await self._connection.scalar(
+            select(tables.sku.c.stock_left).where(tables.sku.c.sku == sku)
+        )
+        return 0 if left is None else int(left)
+
+    async def take(self, sku: int) -> bool:
+        # The guard in the WHERE clause: concurrent takes queue on the row lock and each
+        # sees the count its predecessor left, so the stock never goes below zero.
+        result = await self._connection.execute(
+            update(tables.sku)
+            .where(tables.sku.c.sku == sku, tables.sku.c.stock_left > 0)
+            .values(stock_left=tables.sku.c.stock_left - 1)
+        )
+        return result.rowcount == 1
+
+    async def give_back(self, sku: int) -> None:
+        await self._connection.execute(
+            update(tables.sku)
+            .where(tables.sku.c.sku == sku, tables.sku.c.stock_left < tables.sku.c.stock)
+            .values(stock_left=tables.sku.c.stock_left + 1)
+        )
+
+
+class SqlUserRepository:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._connection = connection
+
+    async def add(self, user: User) -> bool:
+        row = {
+            "user_id": user.id,
+            "password_hash": user.password_hash,
+            "is_admin": user.is_admin,
+            "created_at": datetime.now(UTC),  # for operators; the domain never reads it
+        }
+        statement = insert_ignore(self._connection.dialect, tables.user_account, row)
+        result = await self._connection.execute(statement)
+        return result.rowcount == 1
+
+    async def get(self, user_id: str) -> User | None:
+        rows = await self._connection.execute(
+            select(tables.user_account).where(tables.user_account.c.user_id == user_id)
+        )
+        row = rows.first()
+        return None if row is None else User(row.user_id, row.password_hash, row.is_admin)
+
+
+def _activity(row: Row[Any]) -> Activity:
+    return Activity(
+        id=row.activity_id,
+        name=row.name,
+        strategy_id=row.strategy_id,
+        begin_at=row.begin_at,
+        end_at=row.end_at,
+        time_zone=row.time_zone,
+        description=row.description,
+        state=ActivityState(row.state),
+        welcome_pack=row.welcome_pack,
+    )
+
+
+def _sku(row: Row[Any]) -> Sku:
+    return Sku(row.sku, row.activity_id, row.pack_id, row.stock, row.price_points)

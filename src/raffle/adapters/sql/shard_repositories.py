@@ -1,0 +1,321 @@
+"""A user's rows on their shard: quota account, top-ups, raffle orders, wins, outbox."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Table, and_, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from raffle.adapters.sql.shard_tables import ShardTables
+from raffle.adapters.sql.upsert import insert_ignore, insert_ignore_any, insert_missing
+from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.quota import QuotaAccount, QuotaPack
+
+Key = Mapping[str, Any]  # column name -> value, naming one row
+
+
+def _where(table: Table, key: Key) -> list[ColumnElement[bool]]:
+    return [table.c[name] == value for name, value in key.items()]
+
+
+class SqlQuotaRepository:
+    """The account holds the total and the day and month allowances; a day row (a month
+    row) holds what is left of one calendar day (month), made on its first draw."""
+
+    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+        self._connection = connection
+        self._account = tables.quota_account
+        self._day = tables.quota_day
+        self._month = tables.quota_month
+
+    async def get(
+        self, user_id: str, activity_id: int, day: str, month: str
+    ) -> QuotaAccount | None:
+        a, d, m = self._account, self._day, self._month
+        joined = a.outerjoin(
+            d, and_(d.c.user_id == a.c.user_id, d.c.activity_id == a.c.activity_id, d.c.day == day)
+        ).outerjoin(
+            m,
+            and_(
+                m.c.user_id == a.c.user_id, m.c.activity_id == a.c.activity_id, m.c.month == month
+            ),
+        )
+        query = (
+            select(a, d.c.day_left, m.c.month_left)
+            .select_from(joined)
+            .where(*_where(a, {"user_id": user_id, "activity_id": activity_id}))
+        )
+        row = (await self._connection.execute(query)).first()
+        if row is None:
+            return None
+        return QuotaAccount(
+            user_id=user_id,
+            activity_id=activity_id,
+            total=row.total,
+            total_left=row.total_left,
+            day=row.day,
+            day_left=row.day if row.day_left is None else row.day_left,
+            month=row.month,
+            month_left=row.month if row.month_left is None else row.month_left,
+        )
+
+    async def open(self, user_id: str, activity_id: int, pack: QuotaPack | None) -> bool:
+        total, day, month = (pack.total, pack.day, pack.month) if pack else (0, 0, 0)
+        row = {
+            "user_id": user_id,
+            "activity_id": activity_id,
+            "total": total,
+            "total_left": total,
+            "day": day,
+            "month": month,
+        }
+        statement = insert_ignore(self._connection.dialect, self._account, row)
+        return (await self._connection.execute(statement)).rowcount == 1
+
+    async def credit(
+        self, user_id: str, activity_id: int, pack: QuotaPack, day: str, month: str
+    ) -> None:
+        a = self._account
+        account = {"user_id": user_id, "activity_id": activity_id}
+        # Not `open`: on MariaDB its INSERT IGNORE takes a shared lock on an existing row,
+        # and two credits that both hold it deadlock when they come to update it.
+        empty = {**account, "total": 0, "total_left": 0, "day": 0, "month": 0}
+        await self._connection.execute(insert_missing(self._connection.dialect, a, empty))
+        await self._connection.execute(
+            update(a)
+            .where(*_where(a, account))
+            .values(
+                total=a.c.total + pack.total,
+                total_left=a.c.total_left + pack.total,
+                day=a.c.day + pack.day,
+                month=a.c.month + pack.month,
+            )
+        )
+        # A running day (month) gets the pack's share now; one not started yet begins at
+        # the raised allowance anyway.
+        for table, column, when, added in (
+            (self._day, "day_left", {"day": day}, pack.day),
+            (self._month, "month_left", {"month": month}, pack.month),
+        ):
+            if added:
+                await self._add(table, column, {**account, **when}, added)
+
+    async def consume(
+        self, user_id: str, activity_id: int, day: str, month: str
+    ) -> QuotaAccount | None:
+        """Take one chance from the total, the day and the month; None when one of them is
+        exhausted, and then what was taken is given back in this same transaction, so that
+        committing it is harmless.
+
+        The total goes first: its conditional update locks the account row, which makes one
+        user's concurrent draws in the activity take turns (SQLite: all writers take turns)
+        until commit, so the day and month rows are made and read by one draw at a time.
+        """
+        account = {"user_id": user_id, "activity_id": activity_id}
+        if not await self._take(self._account, "total_left", account):
+            return None
+        a = self._account
+        limits = (
+            (self._day, "day_left", {**account, "day": day}, a.c.day),
+            (self._month, "month_left", {**account, "month": month}, a.c.month),
+        )
+        taken: list[tuple[Table, str, Key]] = [(a, "total_left", account)]
+        for table, column, key, allowance in limits:
+            await self._start(table, column, key, allowance, account)
+            if not await self._take(table, column, key):
+                for undo in taken:
+                    await self._add(*undo, 1)
+                return None
+            taken.append((table, column, key))
+        return await self.get(user_id, activity_id, day, month)
+
+    async def _start(
+        self, table: Table, column: str, key: Key, allowance: ColumnElement[int], account: Key
+    ) -> None:
+        # The new day (month) begins at the account's allowance. Made before the update,
+        # not when it finds no row: on MariaDB that refused update would lock the gap where
+        # the row goes, and users whose rows share the gap would deadlock inserting.
+        starting = select(allowance).where(*_where(self._account, account)).scalar_subquery()
+        statement = insert_missing(self._connection.dialect, table, {**key, column: starting})
+        await self._connection.execute(statement)
+
+    async def _take(self, table: Table, column: str, key: Key) -> bool:
+        left = table.c[column]
+        result = await self._connection.execute(
+            update(table).where(*_where(table, key), left > 0).values({left: left - 1})
+        )
+        return result.rowcount == 1
+
+    async def _add(self, table: Table, column: str, key: Key, count: int) -> None:
+        left = table.c[column]
+        await self._connection.execute(
+            update(table).where(*_where(table, key)).values({left: left + count})
+        )
+
+
+class SqlTopUpRepository:
+    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+        self._connection = connection
+        self._table = tables.top_up_order
+
+    async def add(
+        self,
+        *,
+        order_id: str,
+        user_id: str,
+        activity_id: int,
+        sku: int,
+        out_business_no: str,
+        pack: QuotaPack,
+        at: datetime,
+    ) -> bool:
+        row = {
+            "order_id": order_id,
+            "user_id": user_id,
+            "activity_id": activity_id,
+            "sku": sku,
+            "out_business_no": out_business_no,
+            "total": pack.total,
+            "day": pack.day,
+            "month": pack.month,
+            "created_at": at,
+        }
+        # Any unique key: (user_id, out_business_no) is the one a repeat hits.
+        statement = insert_ignore_any(self._connection.dialect, self._table, row)
+        return (await self._connection.execute(statement)).rowcount == 1
+
+    async def exists(self, user_id: str, out_business_no: str) -> bool:
+        t = self._table
+        query = select(t.c.order_id).where(
+            t.c.user_id == user_id, t.c.out_business_no == out_business_no
+        )
+        return (await self._connection.execute(query)).first() is not None
+
+
+class SqlOrderRepository:
+    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+        self._connection = connection
+        self._orders = tables.raffle_order
+        self._wins = tables.award_record
+
+    async def add(self, order: RaffleOrder) -> None:
+        row = {
+            "order_id": order.order_id,
+            "user_id": order.user_id,
+            "activity_id": order.activity_id,
+            "strategy_id": order.strategy_id,
+            "draw_count": order.draw_count,
+            "state": order.state.value,
+            "request_key": order.request_key,
+            "created_at": order.created_at,
+        }
+        await self._connection.execute(insert(self._orders).values(row))
+
+    async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
+        o = self._orders
+        query = select(o).where(o.c.user_id == user_id, o.c.request_key == request_key)
+        row = (await self._connection.execute(query)).first()
+        return None if row is None else _order(row._mapping, o)
+
+    async def history(
+        self, user_id: str, activity_id: int, before: str | None, limit: int
+    ) -> Sequence[tuple[RaffleOrder, Win]]:
+        o, w = self._orders, self._wins
+        query = (
+            select(o, w)
+            .join(w, w.c.order_id == o.c.order_id)
+            .where(o.c.user_id == user_id, o.c.activity_id == activity_id)
+            .order_by(o.c.order_id.desc())
+            .limit(limit)
+        )
+        if before is not None:
+            query = query.where(o.c.order_id < before)
+        rows = await self._connection.execute(query)
+        return [(_order(row._mapping, o), _win(row._mapping, w)) for row in rows]
+
+
+class SqlWinRepository:
+    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+        self._connection = connection
+        self._table = tables.award_record
+
+    async def add(self, win: Win) -> None:
+        row = {
+            "order_id": win.order_id,
+            "user_id": win.user_id,
+            "activity_id": win.activity_id,
+            "strategy_id": win.strategy_id,
+            "award_id": win.award_id,
+            "points": win.points,
+            "rule": win.rule,
+            "state": win.state.value,
+            "created_at": win.created_at,
+        }
+        await self._connection.execute(insert(self._table).values(row))
+
+    async def get(self, order_id: str) -> Win | None:
+        w = self._table
+        row = (await self._connection.execute(select(w).where(w.c.order_id == order_id))).first()
+        return None if row is None else _win(row._mapping, w)
+
+    async def count(self, strategy_id: int, award_id: int) -> int:
+        w = self._table
+        query = (
+            select(func.count())
+            .select_from(w)
+            .where(w.c.strategy_id == strategy_id, w.c.award_id == award_id)
+        )
+        return int(await self._connection.scalar(query) or 0)
+
+
+class SqlOutboxRepository:
+    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+        self._connection = connection
+        self._table = tables.outbox
+
+    async def add(self, message: OutboxMessage) -> None:
+        row = {
+            "message_id": message.message_id,
+            "topic": message.topic,
+            "message_key": message.key,
+            "payload": message.payload,
+            "state": "create",
+            "attempts": 0,
+            "created_at": message.created_at,
+            "updated_at": message.created_at,
+        }
+        await self._connection.execute(insert(self._table).values(row))
+
+
+# Rows are read by column object: an order joined with its win has two of each of
+# user_id, activity_id, strategy_id, state and created_at.
+
+
+def _order(row: Mapping[Any, Any], o: Table) -> RaffleOrder:
+    return RaffleOrder(
+        order_id=row[o.c.order_id],
+        user_id=row[o.c.user_id],
+        activity_id=row[o.c.activity_id],
+        strategy_id=row[o.c.strategy_id],
+        draw_count=row[o.c.draw_count],
+        state=OrderState(row[o.c.state]),
+        created_at=row[o.c.created_at],
+        request_key=row[o.c.request_key],
+    )
+
+
+def _win(row: Mapping[Any, Any], w: Table) -> Win:
+    return Win(
+        order_id=row[w.c.order_id],
+        user_id=row[w.c.user_id],
+        activity_id=row[w.c.activity_id],
+        strategy_id=row[w.c.strategy_id],
+        award_id=row[w.c.award_id],
+        points=row[w.c.points],
+        rule=row[w.c.rule],
+        created_at=row[w.c.created_at],
+        state=WinState(row[w.c.state]),
+    )

@@ -1,0 +1,97 @@
+"""The user dimension spread over databases × tables: routing by user id, a unit of work each."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Self
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from raffle.adapters.sql.shard_repositories import (
+    SqlOrderRepository,
+    SqlOutboxRepository,
+    SqlQuotaRepository,
+    SqlTopUpRepository,
+    SqlWinRepository,
+)
+from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
+from raffle.adapters.sql.transaction import SqlTransaction
+from raffle.service.ports import (
+    OrderRepository,
+    OutboxRepository,
+    QuotaRepository,
+    ShardUnitOfWork,
+    TopUpRepository,
+    WinRepository,
+)
+
+
+def route(user_id: str, databases: int, tables: int) -> tuple[int, int]:
+    """The (database, table) indexes that hold `user_id`'s rows.
+
+    CRC-32 rather than `hash()`, which is salted per process: every process, and every
+    release, must send a user to the same shard. Changing the counts moves users, so it
+    needs a data migration.
+    """
+    if databases < 1 or tables < 1:
+        raise ValueError("a shard layout needs at least one database and one table")
+    index = zlib.crc32(user_id.encode()) % (databases * tables)
+    return index // tables, index % tables
+
+
+class SqlShardUnitOfWork:
+    """One transaction on one shard table index of one database."""
+
+    quotas: QuotaRepository
+    top_ups: TopUpRepository
+    orders: OrderRepository
+    wins: WinRepository
+    outbox: OutboxRepository
+
+    def __init__(self, engine: AsyncEngine, tables: ShardTables) -> None:
+        self._transaction = SqlTransaction(engine)
+        self._tables = tables
+
+    async def __aenter__(self) -> Self:
+        connection = await self._transaction.open()
+        self.quotas = SqlQuotaRepository(connection, self._tables)
+        self.top_ups = SqlTopUpRepository(connection, self._tables)
+        self.orders = SqlOrderRepository(connection, self._tables)
+        self.wins = SqlWinRepository(connection, self._tables)
+        self.outbox = SqlOutboxRepository(connection, self._tables)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._transaction.close()
+
+    async def commit(self) -> None:
+        await self._transaction.commit()
+
+
+class SqlShards:
+    """Databases (one engine each) that all hold shard tables 0 to `tables` - 1."""
+
+    def __init__(self, engines: Sequence[AsyncEngine], tables: int) -> None:
+        if not engines or tables < 1:
+            raise ValueError("a shard layout needs at least one database and one table")
+        self._engines = tuple(engines)
+        self._tables = tables
+
+    def for_user(self, user_id: str) -> SqlShardUnitOfWork:
+        database, table = route(user_id, len(self._engines), self._tables)
+        return SqlShardUnitOfWork(self._engines[database], shard_tables(table))
+
+    def every(self) -> list[ShardUnitOfWork]:
+        """One unit of work per shard, in the order of `route`'s index (database-major)."""
+        return [
+            SqlShardUnitOfWork(engine, shard_tables(table))
+            for engine in self._engines
+            for table in range(self._tables)
+        ]

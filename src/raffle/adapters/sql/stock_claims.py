@@ -1,0 +1,129 @@
+"""Stock claims: one row per unit of prize stock handed out, the truth behind the Redis gate.
+
+The primary key (strategy, award, slot) with slots numbered 1..stock makes "awarded <= stock"
+a database constraint: a second claim of a slot is refused, whatever a cache believes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Insert, and_, delete, func, or_, select
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from raffle.adapters.sql.tables import stock_claim
+
+ORDER_ID_LENGTH = 32  # the column's; checked before an INSERT IGNORE could truncate silently
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """The claims of one prize as a counter resumes from them."""
+
+    top: int  # the highest claimed slot
+    free: tuple[int, ...]  # the unclaimed slots below it, ascending
+
+
+def _insert_or_ignore(dialect: Dialect, row: dict[str, object]) -> Insert:
+    """An INSERT that does nothing (affecting no row) when the primary key is taken.
+
+    Without raising: on PostgreSQL a failed INSERT would abort the whole transaction.
+    """
+    if dialect.name in ("mysql", "mariadb"):
+        return mysql.insert(stock_claim).values(row).prefix_with("IGNORE")
+    if dialect.name == "postgresql":
+        return postgresql.insert(stock_claim).values(row).on_conflict_do_nothing()
+    if dialect.name == "sqlite":
+        return sqlite.insert(stock_claim).values(row).on_conflict_do_nothing()
+    raise NotImplementedError(f"no insert-or-ignore for the {dialect.name} dialect")
+
+
+class SqlStockClaims:
+    """Claims in the configuration database, each write in a short transaction of its own."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def claim(
+        self, strategy_id: int, award_id: int, slot: int, order_id: str, at: datetime
+    ) -> bool:
+        """Record that `order_id` holds `slot`; False if the slot is held already."""
+        if len(order_id) > ORDER_ID_LENGTH:
+            raise ValueError(f"order id longer than {ORDER_ID_LENGTH} characters: {order_id!r}")
+        row: dict[str, object] = {
+            "strategy_id": strategy_id,
+            "award_id": award_id,
+            "slot": slot,
+            "order_id": order_id,
+            "created_at": at,
+        }
+        async with self._engine.begin() as connection:
+            result = await connection.execute(_insert_or_ignore(connection.dialect, row))
+        return result.rowcount == 1
+
+    async def release(self, strategy_id: int, award_id: int, order_id: str) -> list[int]:
+        """Delete the order's claims of the prize; the slots this call freed.
+
+        A slot is reported by one caller only, however many release it at once: what frees
+        it is the DELETE that found the row.
+        """
+        prize = and_(stock_claim.c.strategy_id == strategy_id, stock_claim.c.award_id == award_id)
+        freed: list[int] = []
+        async with self._engine.begin() as connection:
+            found = await connection.execute(
+                select(stock_claim.c.slot).where(prize, stock_claim.c.order_id == order_id)
+            )
+            for slot in found.scalars().all():
+                deleted = await connection.execute(
+                    delete(stock_claim).where(
+                        prize, stock_claim.c.slot == slot, stock_claim.c.order_id == order_id
+                    )
+                )
+                if deleted.rowcount == 1:
+                    freed.append(slot)
+        return freed
+
+    async def counts(self, strategy_id: int) -> dict[int, int]:
+        """Claims per award of the strategy (awards without any are absent)."""
+        query = (
+            select(stock_claim.c.award_id, func.count())
+            .where(stock_claim.c.strategy_id == strategy_id)
+            .group_by(stock_claim.c.award_id)
+        )
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return {int(award_id): int(count) for award_id, count in rows}
+
+    async def claimed(self, strategy_id: int) -> dict[int, Claimed]:
+        """Per award of the strategy with claims, its highest claimed slot and the unclaimed
+        ones below it, found as the gaps between consecutive claimed slots (usually few, so
+        only the gaps come back). One statement, so one snapshot: read apart, a claim landing
+        in between could show a slot as both above the top and in a gap."""
+        slot, award = stock_claim.c.slot, stock_claim.c.award_id
+        # LAG without its default argument, which MariaDB lacks; the first slot's is NULL.
+        previous = func.coalesce(func.lag(slot).over(partition_by=award, order_by=slot), 0)
+        ranked = (
+            select(
+                award,
+                slot,
+                previous.label("previous"),
+                func.max(slot).over(partition_by=award).label("top"),
+            )
+            .where(stock_claim.c.strategy_id == strategy_id)
+            .subquery()
+        )
+        query = select(ranked.c.award_id, ranked.c.previous, ranked.c.slot, ranked.c.top).where(
+            or_(ranked.c.slot > ranked.c.previous + 1, ranked.c.slot == ranked.c.top)
+        )
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        tops: dict[int, int] = {}
+        free: defaultdict[int, list[int]] = defaultdict(list)
+        for award_id, below, above, top in rows:
+            tops[int(award_id)] = int(top)
+            free[int(award_id)].extend(range(int(below) + 1, int(above)))
+        return {a: Claimed(top, tuple(sorted(free[a]))) for a, top in tops.items()}

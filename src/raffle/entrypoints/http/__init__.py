@@ -1,0 +1,1 @@
+"""The HTTP API: FastAPI at the edge, use cases behind it."""

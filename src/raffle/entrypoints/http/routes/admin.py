@@ -1,0 +1,86 @@
+"""Operators (admin role): campaigns in, activity workflow, chances granted after purchases."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import Response
+
+from raffle.adapters.campaign_file import parse_campaign
+from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.idempotent import once
+from raffle.entrypoints.http.problems import documented
+from raffle.entrypoints.http.schemas import AccountOut, ActivityOut, LoadedOut, TopUpIn, TopUpOut
+from raffle.service.activities import change_state
+from raffle.service.campaigns import load_campaign
+from raffle.service.quotas import TopUp, top_up
+
+router = APIRouter(prefix="/api/admin", tags=["operator"])
+
+CAMPAIGN_EXAMPLE = "awards: []\nstrategies: []\n"
+
+
+@router.post("/campaigns", response_model=LoadedOut, responses=documented(401, 403, 409, 422))
+async def import_campaign(
+    request: Request,
+    session: AdminSession,
+    key: IdempotencyKey,
+    raffle: RaffleDep,
+    text: str = Body(media_type="application/yaml", examples=[CAMPAIGN_EXAMPLE]),
+) -> Response:
+    """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
+
+    async def run() -> LoadedOut:
+        loaded = await load_campaign(parse_campaign(text, "request body"), raffle.uow())
+        raffle.catalogue.forget()
+        return LoadedOut(
+            awards=loaded.awards,
+            strategies=loaded.strategies,
+            activities=loaded.activities,
+            skus=loaded.skus,
+        )
+
+    return await once(request, raffle.idempotency, session.user_id, key, run)
+
+
+@router.post(
+    "/activities/{activity_id}/{action}",
+    response_model=ActivityOut,
+    responses=documented(401, 403, 404, 409, 422),
+)
+async def transition(
+    activity_id: int,
+    action: str,
+    request: Request,
+    session: AdminSession,
+    key: IdempotencyKey,
+    raffle: RaffleDep,
+) -> Response:
+    """A workflow step: submit, approve, refuse, edit, start, close or reopen. A step that
+    does not apply to the current state is a 409 naming it."""
+
+    async def run() -> ActivityOut:
+        activity = await change_state(activity_id, action, raffle.uow())
+        raffle.catalogue.forget()
+        return ActivityOut.of(activity)
+
+    return await once(request, raffle.idempotency, session.user_id, key, run)
+
+
+@router.post("/top-ups", response_model=TopUpOut, responses=documented(401, 403, 404, 409, 422))
+async def grant(
+    body: TopUpIn, request: Request, session: AdminSession, key: IdempotencyKey, raffle: RaffleDep
+) -> Response:
+    """Credit a user's chances from a SKU after a purchase elsewhere, once per
+    `out_business_no`: a repeat answers `credited: false` and changes nothing."""
+
+    async def run() -> TopUpOut:
+        result = await top_up(
+            TopUp(body.user_id, body.sku, body.out_business_no),
+            catalogue=raffle.catalogue,
+            config=raffle.uow,
+            shards=raffle.shards,
+            clock=raffle.clock,
+        )
+        return TopUpOut(credited=result.credited, account=AccountOut.of(result.account))
+
+    return await once(request, raffle.idempotency, session.user_id, key, run)

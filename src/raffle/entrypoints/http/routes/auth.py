@@ -1,0 +1,55 @@
+"""Register, sign in and out: sessions are opaque bearer tokens with sliding expiry."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from raffle.domain.users import RateLimited
+from raffle.entrypoints.http.deps import CurrentSession, RaffleDep, Token, client_ip
+from raffle.entrypoints.http.problems import documented
+from raffle.entrypoints.http.schemas import Credentials, LoginOut, UserOut
+from raffle.service import auth
+
+router = APIRouter(prefix="/api/auth", tags=["auth"])
+
+
+@router.post("/register", status_code=201, responses=documented(409, 422, 429))
+async def register(body: Credentials, request: Request, raffle: RaffleDep) -> UserOut:
+    """A new player account. Names are 3-32 letters, digits, `_ . -`; passwords ≥ 8."""
+    limit = raffle.settings.registrations_per_hour
+    if wait := await raffle.limiter.hit(f"register-ip:{client_ip(request)}", limit, 3600):
+        raise RateLimited("too many accounts registered from this address", wait)
+    user = await auth.register(body.name, body.password, raffle.uow(), raffle.hasher)
+    return UserOut(id=user.id, is_admin=user.is_admin)
+
+
+@router.post("/login", responses=documented(401, 422, 429))
+async def login(body: Credentials, request: Request, raffle: RaffleDep) -> LoginOut:
+    """A new session. Throttled per address and per account before the password is checked.
+    Not replayable with an Idempotency-Key: a token is never stored to be sent twice."""
+    token, session = await auth.login(
+        body.name,
+        body.password,
+        ip=client_ip(request),
+        uow=raffle.uow(),
+        hasher=raffle.hasher,
+        sessions=raffle.sessions,
+        limiter=raffle.limiter,
+        clock=raffle.clock,
+        ttl_seconds=raffle.settings.session_ttl_seconds,
+    )
+    user = UserOut(id=session.user_id, is_admin=session.is_admin)
+    return LoginOut(token=token, expires_at=session.expires_at, user=user)
+
+
+@router.post("/logout", status_code=204, responses=documented(401))
+async def logout(token: Token, raffle: RaffleDep) -> Response:
+    """End the session (logging out twice is harmless)."""
+    await auth.logout(token, raffle.sessions)
+    return Response(status_code=204)
+
+
+@router.get("/me", responses=documented(401))
+async def me(session: CurrentSession) -> UserOut:
+    return UserOut(id=session.user_id, is_admin=session.is_admin)

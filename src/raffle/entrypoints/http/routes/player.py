@@ -1,0 +1,135 @@
+"""Players: activities and their published odds, my chances and prizes, drawing, history."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from raffle.domain.users import RateLimited
+from raffle.entrypoints.http.deps import CurrentSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.idempotent import once
+from raffle.entrypoints.http.problems import documented
+from raffle.entrypoints.http.schemas import (
+    AccountOut,
+    ActivityOut,
+    DrawOut,
+    HistoryOut,
+    MyPrizeOut,
+    MyPrizesOut,
+    MyTierOut,
+    OddsOut,
+    PrizeOut,
+)
+from raffle.service.activities import published_odds
+from raffle.service.draw import Draw, draw
+from raffle.service.progress import my_prizes
+from raffle.service.quotas import my_account
+
+router = APIRouter(prefix="/api/activities", tags=["player"])
+
+
+@router.get("")
+async def activities(raffle: RaffleDep) -> list[ActivityOut]:
+    """Every activity with its state (public)."""
+    async with raffle.uow() as uow:
+        return [ActivityOut.of(a) for a in await uow.activities.all()]
+
+
+@router.get("/{activity_id}", responses=documented(404))
+async def odds(activity_id: int, raffle: RaffleDep) -> OddsOut:
+    """The activity with its published odds and stock (public; frozen once it runs)."""
+    return OddsOut.of(
+        await published_odds(activity_id, catalogue=raffle.catalogue, stock=raffle.stock)
+    )
+
+
+@router.get("/{activity_id}/account", responses=documented(401, 404))
+async def account(activity_id: int, session: CurrentSession, raffle: RaffleDep) -> AccountOut:
+    """My chances: total, today and this month. The first look grants the welcome pack."""
+    found = await my_account(
+        session.user_id,
+        activity_id,
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        clock=raffle.clock,
+    )
+    return AccountOut.of(found)
+
+
+@router.get("/{activity_id}/prizes", responses=documented(401, 404))
+async def prizes(activity_id: int, session: CurrentSession, raffle: RaffleDep) -> MyPrizesOut:
+    """The prizes with, for me, the draws left before each unlocks, and weight-tier progress."""
+    mine = await my_prizes(
+        session.user_id,
+        activity_id,
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        stock=raffle.stock,
+        clock=raffle.clock,
+    )
+    return MyPrizesOut(
+        account=AccountOut.of(mine.account),
+        prizes=[
+            MyPrizeOut(**PrizeOut.of(p.prize).model_dump(), draws_to_unlock=p.draws_to_unlock)
+            for p in mine.prizes
+        ],
+        weight_tiers=[
+            MyTierOut(
+                threshold=t.threshold, award_ids=list(t.award_ids), draws_to_reach=t.draws_to_reach
+            )
+            for t in mine.tiers
+        ],
+    )
+
+
+@router.post(
+    "/{activity_id}/draws",
+    status_code=201,
+    response_model=DrawOut,
+    responses=documented(401, 404, 409, 422, 429),
+)
+async def draw_once(
+    activity_id: int,
+    request: Request,
+    session: CurrentSession,
+    key: IdempotencyKey,
+    raffle: RaffleDep,
+) -> Response:
+    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe."""
+    limit = raffle.settings.draws_per_second
+    if wait := await raffle.limiter.hit(f"draw:{session.user_id}", limit, 1):
+        raise RateLimited(f"at most {limit} draws per second", wait)
+
+    async def run() -> DrawOut:
+        result = await draw(
+            Draw(session.user_id, activity_id, key),
+            catalogue=raffle.catalogue,
+            shards=raffle.shards,
+            stock=raffle.stock,
+            rng=raffle.rng,
+            clock=raffle.clock,
+        )
+        awards = await raffle.catalogue.awards()
+        return DrawOut.of(result, awards[result.award_id].title)
+
+    return await once(request, raffle.idempotency, session.user_id, key, run, 201)
+
+
+@router.get("/{activity_id}/draws", responses=documented(401, 404))
+async def history(
+    activity_id: int,
+    session: CurrentSession,
+    raffle: RaffleDep,
+    before: Annotated[str | None, Query(max_length=32, description="A `next` cursor.")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> HistoryOut:
+    """My draws in the activity, newest first."""
+    await raffle.catalogue.activity(activity_id)
+    awards = await raffle.catalogue.awards()
+    async with raffle.shards.for_user(session.user_id) as uow:
+        rows = await uow.orders.history(session.user_id, activity_id, before, limit + 1)
+    page = rows[:limit]
+    draws = [DrawOut.of_record(o, w, awards[w.award_id].title) for o, w in page]
+    return HistoryOut(draws=draws, next=page[-1][0].order_id if len(rows) > limit else None)

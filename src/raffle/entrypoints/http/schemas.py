@@ -1,0 +1,171 @@
+"""The HTTP shapes of requests and answers (the third shape of a concept, at most)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from raffle.domain.activity import Activity
+from raffle.domain.draws import RaffleOrder, Win
+from raffle.domain.quota import QuotaAccount
+from raffle.service.activities import PublishedOdds, PublishedPrize
+from raffle.service.draw import DrawResult
+
+
+class Credentials(BaseModel):
+    name: str = Field(min_length=1, max_length=64, examples=["alice"])
+    password: str = Field(min_length=1, max_length=1024)
+
+
+class UserOut(BaseModel):
+    id: str
+    is_admin: bool
+
+
+class LoginOut(BaseModel):
+    token: str
+    expires_at: datetime
+    user: UserOut
+
+
+class ActivityOut(BaseModel):
+    id: int
+    name: str
+    description: str
+    state: str
+    begin_at: datetime
+    end_at: datetime
+    time_zone: str
+    strategy_id: int
+
+    @classmethod
+    def of(cls, a: Activity) -> ActivityOut:
+        return cls(
+            id=a.id, name=a.name, description=a.description, state=a.state.value,
+            begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
+        )  # fmt: skip
+
+
+class PrizeOut(BaseModel):
+    award_id: int
+    title: str
+    rate: str = Field(description="The configured probability, an exact decimal.")
+    stock: int | None = Field(description="Units in all; null: unlimited.")
+    stock_left: int | None
+    lock_after: int | None = Field(description="The draw count from which it can be won.")
+
+    @classmethod
+    def of(cls, p: PublishedPrize) -> PrizeOut:
+        return cls(
+            award_id=p.award_id, title=p.title, rate=p.rate, stock=p.stock,
+            stock_left=p.stock_left, lock_after=p.lock_after,
+        )  # fmt: skip
+
+
+class TierOut(BaseModel):
+    threshold: int
+    award_ids: list[int]
+
+
+class OddsOut(BaseModel):
+    activity: ActivityOut
+    exhaustion: str
+    prizes: list[PrizeOut]
+    fallback_award_id: int
+    fallback_rate: str
+    weight_tiers: list[TierOut]
+
+    @classmethod
+    def of(cls, o: PublishedOdds) -> OddsOut:
+        return cls(
+            activity=ActivityOut.of(o.activity),
+            exhaustion=o.strategy.exhaustion.value,
+            prizes=[PrizeOut.of(p) for p in o.prizes],
+            fallback_award_id=o.fallback_award_id,
+            fallback_rate=o.fallback_rate,
+            weight_tiers=[
+                TierOut(threshold=t, award_ids=sorted(a)) for t, a in sorted(o.weight_tiers.items())
+            ],
+        )
+
+
+class AccountOut(BaseModel):
+    activity_id: int
+    total: int
+    total_left: int
+    day_left: int
+    month_left: int
+    chances: int = Field(description="Draws possible now: the tightest of the three limits.")
+    draws: int
+
+    @classmethod
+    def of(cls, a: QuotaAccount) -> AccountOut:
+        return cls(
+            activity_id=a.activity_id, total=a.total, total_left=a.total_left,
+            day_left=a.day_left, month_left=a.month_left, chances=a.chances, draws=a.draws,
+        )  # fmt: skip
+
+
+class MyPrizeOut(PrizeOut):
+    draws_to_unlock: int = Field(description="Draws to make before one that can win it.")
+
+
+class MyTierOut(TierOut):
+    draws_to_reach: int
+
+
+class MyPrizesOut(BaseModel):
+    account: AccountOut
+    prizes: list[MyPrizeOut]
+    weight_tiers: list[MyTierOut]
+
+
+class DrawOut(BaseModel):
+    order_id: str
+    activity_id: int
+    award_id: int
+    award_title: str
+    points: int | None
+    rule: str = Field(
+        description="What decided: default, blacklist, weight; lock or stock for the fallback."
+    )
+    draw_count: int
+    created_at: datetime
+
+    @classmethod
+    def of(cls, r: DrawResult, title: str) -> DrawOut:
+        return cls(
+            order_id=r.order_id, activity_id=r.activity_id, award_id=r.award_id, award_title=title,
+            points=r.points, rule=r.rule, draw_count=r.draw_count, created_at=r.created_at,
+        )  # fmt: skip
+
+    @classmethod
+    def of_record(cls, o: RaffleOrder, w: Win, title: str) -> DrawOut:
+        return cls(
+            order_id=o.order_id, activity_id=o.activity_id, award_id=w.award_id, award_title=title,
+            points=w.points, rule=w.rule, draw_count=o.draw_count, created_at=o.created_at,
+        )  # fmt: skip
+
+
+class HistoryOut(BaseModel):
+    draws: list[DrawOut]
+    next: str | None = Field(description="Pass as `before` for the next page; null at the end.")
+
+
+class TopUpIn(BaseModel):
+    user_id: str = Field(min_length=1, max_length=32)
+    sku: int
+    out_business_no: str = Field(min_length=1, max_length=64)
+
+
+class TopUpOut(BaseModel):
+    credited: bool
+    account: AccountOut
+
+
+class LoadedOut(BaseModel):
+    awards: int
+    strategies: int
+    activities: int
+    skus: int
