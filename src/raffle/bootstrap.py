@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.clock import SystemClock
@@ -28,7 +32,8 @@ from raffle.service.ports import (
     Shards,
     UnitOfWork,
 )
-from raffle.service.stock import configured_stock, stock_levels
+from raffle.service.reconcile import ClaimCounts
+from raffle.service.stock import configured_stock, units_left
 from raffle.settings import Settings
 
 
@@ -37,7 +42,7 @@ class Raffle:
     """A wired application: everything entrypoints need to run use cases."""
 
     settings: Settings
-    engines: list[AsyncEngine]  # the configuration database first
+    engines: list[AsyncEngine]  # the configuration database first, then shards and pools
     clock: Clock
     catalogue: Catalogue
     shards: Shards
@@ -45,6 +50,7 @@ class Raffle:
     sessions: SessionStore
     limiter: RateLimiter
     idempotency: IdempotencyStore
+    claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
     redis: Redis | None = None
@@ -53,9 +59,10 @@ class Raffle:
         return SqlUnitOfWork(self.engines[0])
 
     async def start(self) -> None:
-        """Warm what lives in this process: the embedded stock counters, from the database."""
-        if isinstance(self.stock, MemoryPrizeStock):
-            self.stock.reset(await stock_levels(self.uow, self.shards))
+        """Connect and check the databases answer, so a bad URL fails at start-up."""
+        for engine in self.engines:
+            async with engine.connect():
+                pass
 
     async def close(self) -> None:
         if self.redis is not None:
@@ -68,8 +75,9 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     """Wire real adapters for `settings`; nothing connects until first used."""
     settings = settings or Settings()
     clock = clock or SystemClock()
-    engines = [create_engine(url) for url in settings.database_urls]
-    config = engines[0]
+    databases = [create_engine(url) for url in settings.database_urls]
+    config = databases[0]
+    engines = list(databases)  # what close() disposes of
 
     def uow() -> UnitOfWork:
         return SqlUnitOfWork(config)
@@ -77,22 +85,27 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     stock: PrizeStock
     sessions: SessionStore
     limiter: RateLimiter
-    # A blocking pool: under load callers wait for a connection instead of failing.
-    redis = (
-        Redis.from_pool(BlockingConnectionPool.from_url(settings.redis_url, max_connections=200))
-        if settings.redis_url
-        else None
-    )
+    redis = _redis(settings.redis_url) if settings.redis_url else None
+    shards = SqlShards(databases, settings.shard_tables)
+    claims: SqlStockClaims | None = None
     if redis is None:  # one process: counters in memory, sessions in the database
-        stock = MemoryPrizeStock({})
+
+        async def left(strategy_id: int) -> dict[int, int]:
+            return await units_left(uow, shards, strategy_id)
+
+        stock = MemoryPrizeStock(left)
         sessions = SqlSessionStore(config, clock)
         limiter = MemoryRateLimiter(clock)
     else:
+        # Stock claims and warm-ups get their own pool: they run while a draw's transaction
+        # holds a connection, and sharing one pool would let busy draws starve them.
+        engines.append(stock_engine := create_engine(settings.database_url))
 
         async def stocks(strategy_id: int) -> dict[int, int]:
-            return await configured_stock(uow, strategy_id)
+            return await configured_stock(lambda: SqlUnitOfWork(stock_engine), strategy_id)
 
-        stock = RedisPrizeStock(redis, SqlStockClaims(config), stocks, clock)
+        claims = SqlStockClaims(stock_engine)
+        stock = RedisPrizeStock(redis, claims, stocks, clock)
         sessions = RedisSessionStore(redis, clock)
         limiter = RedisRateLimiter(redis)
     return Raffle(
@@ -100,10 +113,23 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         engines=engines,
         clock=clock,
         catalogue=Catalogue(uow, ttl=settings.catalogue_ttl_seconds),
-        shards=SqlShards(engines, settings.shard_tables),
+        shards=shards,
         stock=stock,
         sessions=sessions,
         limiter=limiter,
         idempotency=SqlIdempotencyStore(config, clock),
         redis=redis,
+        claims=claims.counts if claims else None,
     )
+
+
+def _redis(url: str) -> Redis:
+    """A client whose callers wait for a free connection under load instead of failing,
+    and that retries a command on a fresh connection after Redis restarted."""
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=200,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+    return Redis.from_pool(pool)

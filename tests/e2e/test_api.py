@@ -211,3 +211,21 @@ async def test_the_openapi_document_lists_every_route(api: Api) -> None:
     } <= set(doc["paths"])
     draw = doc["paths"]["/api/activities/{activity_id}/draws"]["post"]
     assert {"201", "401", "409", "429"} <= set(draw["responses"])
+
+
+async def test_the_reconciliation_report_counts_award_rows(api: Api) -> None:
+    admin = await api.login("root", admin=True)
+    player = await api.login("ivy")
+    for _ in range(3):
+        assert (
+            await api.client.post(f"/api/activities/{ACTIVITY}/draws", headers=player)
+        ).status_code == 201
+    report = (
+        await api.client.get(f"/api/admin/activities/{ACTIVITY}/reconciliation", headers=admin)
+    ).json()
+    assert {p["award_id"] for p in report} == set(range(102, 110))
+    assert all(p["drift"] == 0 and p["oversold"] == 0 for p in report), report
+    async with api.raffle.shards.for_user("ivy") as uow:
+        history = await uow.orders.history("ivy", ACTIVITY, None, 10)
+    stocked_wins = sum(1 for _, w in history if 102 <= w.award_id <= 109)
+    assert sum(p["wins"] for p in report) == stocked_wins

@@ -33,7 +33,7 @@ from tests.services import RedisServer
 
 S, A = 2**40, 7  # strategy ids are BIGINT
 IN_FLIGHT = 250
-CRASH_AFTER_WINS = 30
+CRASH_AFTER_TAKES = 30
 ATTEMPTS, PAUSE = 100, 0.05  # how a caller retries a take while Redis is unreachable
 ARRIVAL_SECONDS = 0.0005  # between draws arriving: 3,000 over 1.5 s
 OUTAGE_SECONDS = 0.2  # until a supervisor restarts the crashed Redis
@@ -136,16 +136,19 @@ class _Shards:
 
 
 class _RecordingClaims(SqlStockClaims):
-    """Claims that remember which slots were tried."""
+    """Claims that remember the slots tried, and tell when `enough` were."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, enough: int) -> None:
         super().__init__(engine)
         self.attempts: list[int] = []
+        self.enough, self._threshold = asyncio.Event(), enough
 
     async def claim(
         self, strategy_id: int, award_id: int, slot: int, order_id: str, at: datetime
     ) -> bool:
         self.attempts.append(slot)
+        if len(self.attempts) == self._threshold:
+            self.enough.set()
         return await super().claim(strategy_id, award_id, slot, order_id, at)
 
 
@@ -169,9 +172,9 @@ async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
         loads += 1
         return await configured(100)(strategy_id)
 
-    recorder = _RecordingClaims(engine)
+    # The crash comes once a few dozen units are handed out, their claims still in flight.
+    recorder = _RecordingClaims(engine, enough=CRASH_AFTER_TAKES)
     stock = RedisPrizeStock(client, recorder, stocks, FixedClock())
-    crash_now = asyncio.Event()
     won: list[str] = []
     errors = 0
 
@@ -189,13 +192,11 @@ async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
                 await asyncio.sleep(PAUSE)
                 continue
             won.append(f"order{i}")
-            if len(won) == CRASH_AFTER_WINS:
-                crash_now.set()
             return True
         return False  # Redis out of reach: the draw yields no prize
 
     async def crash() -> None:
-        await crash_now.wait()
+        await recorder.enough.wait()
         redis_server.kill()
         await asyncio.sleep(OUTAGE_SECONDS)  # Redis itself is back within milliseconds
         await asyncio.to_thread(redis_server.restart)
@@ -329,27 +330,27 @@ async def test_claims_refuse_a_taken_slot_without_raising(engine: AsyncEngine) -
 
 
 async def test_memory_stock_hands_out_exactly_its_stock_under_concurrency() -> None:
-    stock = MemoryPrizeStock({(S, A): 10})
+    loads: list[int] = []
+
+    async def load(strategy_id: int) -> dict[int, int]:
+        loads.append(strategy_id)
+        await asyncio.sleep(0.01)  # concurrent first takes wait for one load
+        return {A: 10} if strategy_id == S else {}
+
+    stock = MemoryPrizeStock(load)
 
     async def take(i: int) -> bool:
         await asyncio.sleep(0)  # interleave the takers
         return await stock.take(S, A, f"order{i}")
 
+    assert await stock.left(S, A) == 10  # a look does not load
     results = await asyncio.gather(*(take(i) for i in range(1_000)))
     assert results.count(True) == 10
+    assert loads == [S, S]
     assert await stock.left(S, A) == 0
     winner = f"order{results.index(True)}"
     await stock.give_back(S, A, winner)
     await stock.give_back(S, A, winner)
     await stock.give_back(S, A, "order-that-lost")
     assert await stock.left(S, A) == 1
-
-
-async def test_memory_stock_reset_starts_again_from_the_levels_given() -> None:
-    stock = MemoryPrizeStock({(S, A): 1})
-    assert await stock.take(S, A, "before")
-    stock.reset({(S, A): 2, (S, A + 1): 0})
-    await stock.give_back(S, A, "before")  # taken before the reset: not returned again
-    assert await stock.left(S, A) == 2
-    assert await stock.left(S, A + 1) == 0
-    assert await stock.left(S + 1, A) is None
+    assert await stock.take(S + 1, A, "x") is False

@@ -370,6 +370,12 @@ class FakePrizeStock:
         self.levels = dict(levels or {})
         self.given_back: list[str] = []
 
+    async def prepare(self, strategy_id: int) -> None:
+        return None
+
+    async def warm(self, strategy_id: int) -> None:
+        return None
+
     async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
         if self.levels.get((strategy_id, award_id), 0) <= 0:
             return False

@@ -5,6 +5,7 @@ import pytest
 
 from raffle.domain.activity import ActivityState
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
+from raffle.domain.errors import Contention
 from raffle.domain.quota import NoChances, QuotaPack
 from raffle.service.draw import WON, Draw, draw
 from tests.unit.usecase_world import ACTIVITY, PRIZE, STRATEGY, THANKS, world
@@ -141,3 +142,26 @@ async def test_a_failed_commit_gives_the_stock_back() -> None:
     assert w.stock.levels[STRATEGY, PRIZE] == 1
     assert len(w.stock.given_back) == 1
     assert w.shards.store.orders == {}
+
+
+async def test_a_deadlock_victim_is_drawn_again_and_spends_one_chance() -> None:
+    w = world(rate="1", stock=5)
+    original, failures = w.shards.for_user, [Contention("deadlock")]
+
+    def sometimes_failing(user_id: str):  # type: ignore[no-untyped-def]
+        uow = original(user_id)
+        if failures:
+            error = failures.pop()
+
+            async def refuse() -> None:
+                raise error
+
+            uow.commit = refuse  # type: ignore[method-assign]
+        return uow
+
+    w.shards.for_user = sometimes_failing  # type: ignore[method-assign]
+    result = await w.draw()
+    assert result.award_id == PRIZE
+    assert len(w.shards.store.orders) == 1
+    assert w.shards.store.accounts["alice", ACTIVITY][1] == 9
+    assert w.stock.levels[STRATEGY, PRIZE] == 4  # the first attempt's unit came back

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from functools import partial
 
@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
+from raffle.domain.errors import Unavailable
 from raffle.service.ports import Clock
 
 ConfiguredStock = Callable[[int], Awaitable[dict[int, int]]]  # strategy id -> award -> stock
@@ -78,8 +79,10 @@ return 0
 """
 
 
-class StockUnavailable(RuntimeError):
-    """The prize's counter could not be loaded into Redis in time."""
+class StockUnavailable(Unavailable):
+    """Redis did not answer, or the prize's counter could not be loaded into it in time."""
+
+    code = "stock_unavailable"
 
 
 def _tag(strategy_id: int) -> str:
@@ -118,7 +121,7 @@ class RedisPrizeStock:
     async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
         """Claim one unit for `order_id`; False when none is left or the award has no stock
         configured in the strategy."""
-        while slot := await self._reserve(strategy_id, award_id):
+        while slot := await self._reserve_or_fail(strategy_id, award_id):
             try:
                 now = self._clock.now()
                 if await self._claims.claim(strategy_id, award_id, slot, order_id, now):
@@ -131,6 +134,12 @@ class RedisPrizeStock:
                 raise
             # The slot was claimed by a draw in flight across a loss of Redis: try the next.
         return False
+
+    async def _reserve_or_fail(self, strategy_id: int, award_id: int) -> int:
+        try:
+            return await self._reserve(strategy_id, award_id)
+        except RedisError as error:
+            raise StockUnavailable(f"prize stock is unavailable: {error}") from error
 
     async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
         """Release the order's claim and offer its slot again; a no-op if it held none, so a
@@ -147,6 +156,10 @@ class RedisPrizeStock:
     async def warm(self, strategy_id: int) -> None:
         """Load the counters of the strategy's stocked prizes that Redis does not hold."""
         await self._loaded(strategy_id)
+
+    async def prepare(self, strategy_id: int) -> None:
+        """Nothing to do: a missing counter is loaded inside `take`, on the claims' own pool,
+        which is also what happens after Redis lost its data mid-run."""
 
     async def rebuild(self, strategy_id: int) -> None:
         """Reload every counter of the strategy from the claims, the remedy for drift (units
@@ -215,18 +228,29 @@ class RedisPrizeStock:
 
 class MemoryPrizeStock:
     """Units left per (strategy, award) in process memory, for the single-process embedded
-    default. Atomic on one event loop: nothing awaits between the check and the change."""
+    default. Atomic on one event loop: nothing awaits between the check and the change.
 
-    def __init__(self, initial: Mapping[tuple[int, int], int]) -> None:
-        self._left = dict(initial)
+    A strategy's counters are loaded before its first draw (configured stock less its award
+    rows, from `load`), that is once its activity runs and its odds are frozen: no later
+    edit can leave them stale, and nothing of it is in flight in this process meanwhile.
+    """
+
+    def __init__(self, load: ConfiguredStock) -> None:
+        self._load = load
+        self._left: dict[tuple[int, int], int] = {}
+        self._loaded: dict[int, asyncio.Lock] = {}
+        self._ready: set[int] = set()
         self._holders: defaultdict[tuple[int, int], Counter[str]] = defaultdict(Counter)
 
-    def reset(self, levels: Mapping[tuple[int, int], int]) -> None:
-        """Start again from `levels` (units left per prize), forgetting who took what."""
-        self._left = dict(levels)
-        self._holders.clear()
+    async def prepare(self, strategy_id: int) -> None:
+        if strategy_id not in self._ready:
+            await self._warm(strategy_id)
+
+    async def warm(self, strategy_id: int) -> None:
+        await self.prepare(strategy_id)
 
     async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
+        await self.prepare(strategy_id)
         key = (strategy_id, award_id)
         if self._left.get(key, 0) <= 0:
             return False
@@ -245,4 +269,14 @@ class MemoryPrizeStock:
         self._left[key] += 1
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
-        return self._left.get((strategy_id, award_id))
+        if strategy_id in self._ready:
+            return self._left.get((strategy_id, award_id))
+        return (await self._load(strategy_id)).get(award_id)  # a look, not a warm-up
+
+    async def _warm(self, strategy_id: int) -> None:
+        async with self._loaded.setdefault(strategy_id, asyncio.Lock()):
+            if strategy_id in self._ready:
+                return
+            for award_id, left in (await self._load(strategy_id)).items():
+                self._left[strategy_id, award_id] = left
+            self._ready.add(strategy_id)

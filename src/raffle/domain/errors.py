@@ -34,3 +34,16 @@ class InvalidConfig(RaffleError):
     def __str__(self) -> str:
         where = ".".join(str(p) for p in self.path)
         return f"{where}: {self.message}" if where else self.message
+
+
+class Unavailable(RaffleError):
+    """A part the platform needs (cache, database) did not answer: retry shortly."""
+
+    code = "unavailable"
+
+
+class Contention(Unavailable):
+    """The database gave up on this transaction to break a deadlock: it changed nothing, and
+    running it again is safe."""
+
+    code = "contention"

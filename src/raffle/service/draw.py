@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +16,7 @@ from raffle.domain.draws import (
     Win,
 )
 from raffle.domain.engine import DrawEngine, Outcome
+from raffle.domain.errors import Contention
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import DrawContext
@@ -23,6 +25,7 @@ from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, PrizeStock, Shards, ShardUnitOfWork
 
 WON = "award.won"  # the outbox topic delivery listens to
+ATTEMPTS = 3  # a transaction the database dropped to break a deadlock is run again
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,23 @@ async def draw(
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
     engine = await catalogue.engine(activity)
     welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
+    await stock.prepare(activity.strategy_id)
+    for _ in range(ATTEMPTS - 1):
+        with contextlib.suppress(Contention):
+            return await _draw(cmd, activity, engine, welcome, shards, stock, rng, now)
+    return await _draw(cmd, activity, engine, welcome, shards, stock, rng, now)
+
+
+async def _draw(
+    cmd: Draw,
+    activity: Activity,
+    engine: DrawEngine,
+    welcome: QuotaPack | None,
+    shards: Shards,
+    stock: PrizeStock,
+    rng: RandomSource,
+    now: datetime,
+) -> DrawResult:
     async with shards.for_user(cmd.user_id) as uow:
         account = await _consume(uow, cmd.user_id, activity, welcome, now)
         if cmd.request_key and (replay := await _replay(uow, cmd.user_id, cmd.request_key)):

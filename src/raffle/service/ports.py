@@ -216,6 +216,16 @@ class Shards(Protocol):
 
 
 class PrizeStock(Protocol):
+    async def prepare(self, strategy_id: int) -> None:
+        """Get ready to take the strategy's stock; called before a draw's transaction opens,
+        so no loading has to happen inside it. Cheap once ready."""
+        ...
+
+    async def warm(self, strategy_id: int) -> None:
+        """Load the counters of the strategy that the fast store lacks (after it lost data),
+        from the database."""
+        ...
+
     async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
         """Take one unit atomically for `order_id`; False when none is left."""
         ...

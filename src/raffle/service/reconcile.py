@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from raffle.domain.strategy import Strategy
-from raffle.service.ports import Shards
+from raffle.service.catalogue import Catalogue
+from raffle.service.ports import PrizeStock, Shards
 
 ClaimCounts = Callable[[int], Awaitable[Mapping[int, int]]]  # strategy id -> claims per award
 UnitsLeft = Callable[[int, int], Awaitable[int | None]]  # (strategy, award) -> in the counter
@@ -77,3 +78,29 @@ async def reconcile(
         )
         for award_id, stock in stocked.items()
     ]
+
+
+async def stock_report(
+    activity_id: int,
+    *,
+    catalogue: Catalogue,
+    shards: Shards,
+    stock: PrizeStock,
+    claims: ClaimCounts | None,
+) -> list[PrizeDrift]:
+    """Reconcile an activity's prizes; meaningful when no draw is in flight. Without
+    claims (the embedded default counts in memory), the award rows stand in for them:
+    every unit taken there is a committed win."""
+    activity = await catalogue.activity(activity_id)
+    strategy = (await catalogue.engine(activity)).strategy
+    await stock.warm(strategy.id)  # a counter lost with the cache's data is rebuilt first
+
+    async def from_wins(strategy_id: int) -> Mapping[int, int]:
+        found = await reconcile(strategy, shards, _no_claims, stock.left)
+        return {p.award_id: p.wins for p in found}
+
+    return await reconcile(strategy, shards, claims or from_wins, stock.left)
+
+
+async def _no_claims(strategy_id: int) -> Mapping[int, int]:
+    return {}

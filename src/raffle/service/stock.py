@@ -16,17 +16,16 @@ async def configured_stock(uow: Callable[[], UnitOfWork], strategy_id: int) -> d
     return {p.award_id: p.stock for p in strategy.prizes if p.stock is not None}
 
 
-async def stock_levels(uow: Callable[[], UnitOfWork], shards: Shards) -> dict[tuple[int, int], int]:
-    """Units left per (strategy, prize): configured stock minus the award rows in every
-    shard. What a single process starts its in-memory counters from."""
-    async with uow() as reader:
-        ids = await reader.strategies.ids()
-    levels = {}
-    for strategy_id in ids:
-        for award_id, stock in (await configured_stock(uow, strategy_id)).items():
-            used = 0
-            for shard in shards.every():
-                async with shard:
-                    used += await shard.wins.count(strategy_id, award_id)
-            levels[strategy_id, award_id] = max(0, stock - used)
-    return levels
+async def units_left(
+    uow: Callable[[], UnitOfWork], shards: Shards, strategy_id: int
+) -> dict[int, int]:
+    """Units left per stocked prize: configured stock less the award rows in every shard.
+    What a single process starts its in-memory counters from."""
+    left = {}
+    for award_id, stock in (await configured_stock(uow, strategy_id)).items():
+        used = 0
+        for shard in shards.every():
+            async with shard:
+                used += await shard.wins.count(strategy_id, award_id)
+        left[award_id] = max(0, stock - used)
+    return left

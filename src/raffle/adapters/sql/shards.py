@@ -17,7 +17,7 @@ from raffle.adapters.sql.shard_repositories import (
     SqlWinRepository,
 )
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
-from raffle.adapters.sql.transaction import SqlTransaction
+from raffle.adapters.sql.transaction import SqlTransaction, contention
 from raffle.service.ports import (
     OrderRepository,
     OutboxRepository,
@@ -70,6 +70,8 @@ class SqlShardUnitOfWork:
         tb: TracebackType | None,
     ) -> None:
         await self._transaction.close()
+        if exc is not None and (retry := contention(exc)) is not None:
+            raise retry from exc
 
     async def commit(self) -> None:
         await self._transaction.commit()

@@ -14,9 +14,31 @@ import weakref
 from collections.abc import AsyncIterator
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from raffle.domain.errors import Contention
+
 _sqlite_turns: weakref.WeakKeyDictionary[Engine, asyncio.Lock] = weakref.WeakKeyDictionary()
+_sqlite_holders: weakref.WeakKeyDictionary[Engine, asyncio.Task[object]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+# Deadlock victims and serialisation failures: the transaction was rolled back whole.
+_MYSQL_RETRY = {1213, 1205}  # deadlock; lock wait timeout
+_POSTGRES_RETRY = {"40P01", "40001"}  # deadlock_detected; serialization_failure
+
+
+def contention(error: BaseException) -> Contention | None:
+    """The error as a Contention, if the database rolled the transaction back to resolve one."""
+    if not isinstance(error, DBAPIError):
+        return None
+    cause = error.orig
+    code = getattr(cause, "sqlstate", None) or (getattr(cause, "args", None) or [None])[0]
+    if code in _MYSQL_RETRY or code in _POSTGRES_RETRY:
+        return Contention(f"the database resolved a lock conflict by dropping this: {cause}")
+    return None
 
 
 class SqlTransaction:
@@ -29,8 +51,14 @@ class SqlTransaction:
         if self._connection is not None:
             raise RuntimeError("the transaction is open already")
         if self._engine.dialect.name == "sqlite":
-            self._turn = _sqlite_turns.setdefault(self._engine.sync_engine, asyncio.Lock())
+            engine = self._engine.sync_engine
+            if _sqlite_holders.get(engine) is asyncio.current_task():
+                # It would wait for itself forever: a bug in the caller, said plainly.
+                raise RuntimeError("a transaction on SQLite opened inside another one")
+            self._turn = _sqlite_turns.setdefault(engine, asyncio.Lock())
             await self._turn.acquire()
+            if (task := asyncio.current_task()) is not None:
+                _sqlite_holders[engine] = task
         try:
             connection = await self._engine.connect()
             try:
@@ -63,6 +91,7 @@ class SqlTransaction:
     def _release(self) -> None:
         turn, self._turn = self._turn, None
         if turn is not None:
+            _sqlite_holders.pop(self._engine.sync_engine, None)
             turn.release()
 
 

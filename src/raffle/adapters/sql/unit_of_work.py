@@ -17,7 +17,7 @@ from raffle.adapters.sql.config_repositories import (
     SqlUserRepository,
 )
 from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
-from raffle.adapters.sql.transaction import SqlTransaction
+from raffle.adapters.sql.transaction import SqlTransaction, contention
 from raffle.service.ports import (
     ActivityRepository,
     AwardRepository,
@@ -60,6 +60,8 @@ class SqlUnitOfWork:
         tb: TracebackType | None,
     ) -> None:
         await self._transaction.close()
+        if exc is not None and (retry := contention(exc)) is not None:
+            raise retry from exc
 
     async def commit(self) -> None:
         await self._transaction.commit()
@@ -92,6 +94,9 @@ def _sqlite_connect(foreign_keys: bool) -> Callable[[Any, Any], None]:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
         cursor.execute("PRAGMA journal_mode = WAL")  # readers do not block the writer
+        # In WAL mode NORMAL syncs at checkpoints, not at every commit: a commit survives the
+        # process crashing, though not the machine losing power. FULL costs an fsync a draw.
+        cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_MS}")
         cursor.close()
 

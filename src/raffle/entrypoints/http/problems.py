@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.domain.activity import IllegalTransition, UnknownAction
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
-from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.users import (
     Forbidden,
@@ -51,6 +51,7 @@ STATUS: dict[type[RaffleError], int] = {
     NameTaken: 409,
     KeyInFlight: 409,
     RateLimited: 429,
+    Unavailable: 503,
 }
 
 
@@ -74,6 +75,8 @@ def problem_of(error: RaffleError) -> Problem:
         extra["current_state"] = error.current.value
     if isinstance(error, RateLimited):
         extra["retry_after"] = error.retry_after
+    if isinstance(error, Unavailable):
+        extra["retry_after"] = 1
     if isinstance(error, InvalidCampaignFile):
         extra["errors"] = [
             {"line": p.line, "at": p.where, "message": p.message} for p in error.problems

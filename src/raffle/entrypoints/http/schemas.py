@@ -11,6 +11,7 @@ from raffle.domain.draws import RaffleOrder, Win
 from raffle.domain.quota import QuotaAccount
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.draw import DrawResult
+from raffle.service.reconcile import PrizeDrift
 
 
 class Credentials(BaseModel):
@@ -169,3 +170,21 @@ class LoadedOut(BaseModel):
     strategies: int
     activities: int
     skus: int
+
+
+class PrizeDriftOut(BaseModel):
+    award_id: int
+    stock: int
+    claims: int
+    wins: int
+    left: int | None
+    drift: int | None
+    leaked: int
+    oversold: int
+
+    @classmethod
+    def of(cls, p: PrizeDrift) -> PrizeDriftOut:
+        return cls(
+            award_id=p.award_id, stock=p.stock, claims=p.claims, wins=p.wins, left=p.left,
+            drift=p.drift, leaked=p.leaked, oversold=p.oversold,
+        )  # fmt: skip

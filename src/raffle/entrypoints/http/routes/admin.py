@@ -9,10 +9,18 @@ from raffle.adapters.campaign_file import parse_campaign
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
-from raffle.entrypoints.http.schemas import AccountOut, ActivityOut, LoadedOut, TopUpIn, TopUpOut
+from raffle.entrypoints.http.schemas import (
+    AccountOut,
+    ActivityOut,
+    LoadedOut,
+    PrizeDriftOut,
+    TopUpIn,
+    TopUpOut,
+)
 from raffle.service.activities import change_state
 from raffle.service.campaigns import load_campaign
 from raffle.service.quotas import TopUp, top_up
+from raffle.service.reconcile import stock_report
 
 router = APIRouter(prefix="/api/admin", tags=["operator"])
 
@@ -84,3 +92,19 @@ async def grant(
         return TopUpOut(credited=result.credited, account=AccountOut.of(result.account))
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
+
+
+@router.get("/activities/{activity_id}/reconciliation", responses=documented(401, 403, 404))
+async def reconciliation(
+    activity_id: int, session: AdminSession, raffle: RaffleDep
+) -> list[PrizeDriftOut]:
+    """Each stocked prize: configured stock, claimed units, award rows and what the counter
+    holds. `drift` 0 and `oversold` 0 is a healthy activity (with no draw in flight)."""
+    found = await stock_report(
+        activity_id,
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        stock=raffle.stock,
+        claims=raffle.claims,
+    )
+    return [PrizeDriftOut.of(p) for p in found]

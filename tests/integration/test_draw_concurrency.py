@@ -1,0 +1,202 @@
+"""The draw under load on real servers: no oversell, no double spend, nothing duplicated."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+
+import pytest
+from redis.asyncio import Redis
+
+from raffle.bootstrap import Raffle
+from raffle.domain.campaign import Campaign
+from raffle.domain.errors import Unavailable
+from raffle.domain.quota import NoChances, QuotaPack
+from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.reconcile import stock_report
+from raffle.settings import Settings
+from tests.integration.raffles import (
+    ACTIVITY,
+    PRIZE,
+    STRATEGY,
+    WELCOME,
+    SettableClock,
+    campaign,
+    wired,
+)
+from tests.services import RedisServer
+
+IN_FLIGHT = 250
+
+Build = Callable[[Campaign, SettableClock | None], Awaitable[Raffle]]
+
+
+@pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis"])
+async def build(
+    request: pytest.FixtureRequest,
+    tmp_path: object,
+    make_database_url: Callable[[str], Awaitable[str]],
+    redis_url: str,
+) -> AsyncIterator[Build]:
+    """Builds a raffle on the backend: SQLite alone (1 x 1), or two real databases
+    (2 x 4 shards) with Redis for stock."""
+    made: list[Raffle] = []
+
+    async def build(loaded: Campaign, clock: SettableClock | None = None) -> Raffle:
+        if request.param == "sqlite":
+            settings = Settings(database_url=f"sqlite:///{tmp_path}/raffle-{len(made)}.db")
+        else:
+            backend = request.param.split("+")[0]
+            first, second = await make_database_url(backend), await make_database_url(backend)
+            client = Redis.from_url(redis_url)
+            await client.flushdb()
+            await client.aclose()
+            settings = Settings(
+                database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url
+            )
+        raffle = await wired(settings, loaded, clock)
+        made.append(raffle)
+        return raffle
+
+    yield build
+    for raffle in made:
+        await raffle.close()
+
+
+async def run(raffle: Raffle, draws: list[Draw]) -> tuple[list[DrawResult], Counter[str]]:
+    """Every draw at once, at most IN_FLIGHT at a time; results and failures by kind."""
+    gate = asyncio.Semaphore(IN_FLIGHT)
+    failures: Counter[str] = Counter()
+
+    async def one(cmd: Draw) -> DrawResult | None:
+        async with gate:
+            try:
+                return await draw(
+                    cmd, catalogue=raffle.catalogue, shards=raffle.shards,
+                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+                )  # fmt: skip
+            except NoChances:
+                failures["no_chances"] += 1
+                return None
+
+    results = await asyncio.gather(*(one(d) for d in draws))
+    return [r for r in results if r is not None], failures
+
+
+async def wins_in_database(raffle: Raffle) -> int:
+    total = 0
+    for shard in raffle.shards.every():
+        async with shard:
+            total += await shard.wins.count(STRATEGY, PRIZE)
+    return total
+
+
+async def test_ten_thousand_draws_never_award_more_than_the_stock(build: Build) -> None:
+    raffle = await build(campaign(rate="0.5", stock=100), None)
+    draws = [Draw(f"user{u:03d}", 1) for _ in range(20) for u in range(500)]
+
+    results, failures = await run(raffle, draws)
+
+    assert failures == Counter()
+    assert len(results) == 10_000
+    assert len({r.order_id for r in results}) == 10_000
+    assert sum(r.award_id == PRIZE for r in results) == 100
+    assert await wins_in_database(raffle) == 100
+    assert await raffle.stock.left(STRATEGY, PRIZE) == 0
+
+
+@pytest.mark.parametrize("limit", ["day", "month", "total"])
+async def test_a_thousand_draws_by_one_user_spend_exactly_their_chances(
+    build: Build, limit: str
+) -> None:
+    counts = {"total": 100, "day": 100, "month": 100} | {limit: 3}
+    raffle = await build(campaign(pack=QuotaPack(WELCOME, **counts)), None)
+
+    results, failures = await run(raffle, [Draw("solo", 1) for _ in range(1000)])
+
+    assert len(results) == 3
+    assert failures == Counter(no_chances=997)
+    assert sorted(r.draw_count for r in results) == [1, 2, 3]
+
+
+async def test_the_day_rolls_over_at_midnight_in_the_activitys_zone(build: Build) -> None:
+    clock = SettableClock(datetime(2026, 11, 21, 15, 59, 59, 900_000, tzinfo=UTC))  # 23:59:59.9 +8
+    raffle = await build(campaign(pack=QuotaPack(WELCOME, 100, 3, 100), now=clock.current), clock)
+    before, refused = await run(raffle, [Draw("night", 1) for _ in range(10)])
+    clock.current = datetime(2026, 11, 21, 16, 0, 0, 100_000, tzinfo=UTC)  # 00:00:00.1 next day
+    after, _ = await run(raffle, [Draw("night", 1) for _ in range(10)])
+    assert (len(before), refused["no_chances"], len(after)) == (3, 7, 3)
+    assert sorted(r.draw_count for r in after) == [4, 5, 6]
+
+
+async def test_one_key_sent_ten_times_at_once_draws_once(build: Build) -> None:
+    raffle = await build(campaign(), None)
+    results, _ = await run(raffle, [Draw("keen", 1, "same-key") for _ in range(10)])
+    assert len({r.order_id for r in results}) == 1
+    assert sum(not r.replayed for r in results) == 1
+    async with raffle.shards.for_user("keen") as uow:
+        account = await uow.quotas.get("keen", 1, "2000-01-01", "2000-01")
+    assert account is not None
+    assert account.total_left == 19
+
+
+async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(
+    make_database_url: Callable[[str], Awaitable[str]], redis_server: RedisServer
+) -> None:
+    first, second = await make_database_url("postgres"), await make_database_url("postgres")
+    settings = Settings(
+        database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_server.url
+    )
+    raffle = await wired(settings, campaign(rate="0.5", stock=100))
+    draws = [Draw(f"user{u:03d}", 1) for _ in range(20) for u in range(500)]
+    done = 0
+    halfway = asyncio.Event()
+    first_pid, restarted = redis_server.pid, redis_server.pid
+
+    async def one(cmd: Draw, gate: asyncio.Semaphore) -> DrawResult | str:
+        nonlocal done
+        async with gate:
+            try:
+                return await draw(
+                    cmd, catalogue=raffle.catalogue, shards=raffle.shards,
+                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+                )  # fmt: skip
+            except Unavailable:
+                return "unavailable"
+            finally:
+                done += 1
+                if done == 3_000:
+                    halfway.set()
+
+    async def crash_halfway() -> None:
+        await halfway.wait()
+        redis_server.kill()  # no persistence: every counter is gone
+        await asyncio.sleep(0.5)
+        redis_server.start()
+        nonlocal restarted
+        restarted = redis_server.pid
+
+    try:
+        gate = asyncio.Semaphore(IN_FLIGHT)
+        crasher = asyncio.create_task(crash_halfway())
+        results = await asyncio.gather(*(one(d, gate) for d in draws))
+        await crasher
+        won = [r for r in results if isinstance(r, DrawResult)]
+        [prize] = await stock_report(
+            ACTIVITY,
+            catalogue=raffle.catalogue,
+            shards=raffle.shards,
+            stock=raffle.stock,
+            claims=raffle.claims,
+        )
+    finally:
+        redis_server.start()
+        await raffle.close()
+
+    assert restarted != first_pid  # the outage was real: a new server, every counter gone
+    assert len(won) + results.count("unavailable") == 10_000  # a refused draw spent nothing
+    assert sum(r.award_id == PRIZE for r in won) == prize.wins <= 100
+    assert prize.oversold == prize.unclaimed_wins == 0
+    assert prize.drift == 0, prize
