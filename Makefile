@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install run check lint types contracts unit test bench format
+.PHONY: install run simulate check lint types contracts unit test bench format
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -13,10 +13,11 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
-# The embedded default: SQLite in ./raffle.db, no servers.
+# The embedded default: SQLite in ./raffle.db, no servers; the demo campaign on first start.
 run: install
-	$(BIN)/raffle migrate
-	$(BIN)/raffle load examples/big-market.yaml
+	$(BIN)/raffle serve
+
+simulate: install
 	$(BIN)/raffle simulate examples/big-market.yaml --draws 1000000 --draw-count 3
 
 check: lint types contracts unit

@@ -595,6 +595,11 @@ INCLUSIVE: list[tuple[str, Callable[[Frames], bool]]] = [
         on_stack("adapters/sql/transaction.py"),
     ),
     ("SQLAlchemy: pool", on_stack("sqlalchemy/pool/")),
+    (
+        "  pool_pre_ping (asyncpg: BEGIN; ';'; ROLLBACK)",
+        lambda f: on_stack("asyncpg.py", "_async_ping")(f) or on_stack("pool/", "do_ping")(f),
+    ),
+    ("  new connections (pool churn: connect, auth, SSL try)", on_stack("connect_utils.py")),
     ("asyncpg (incl. SQLAlchemy's adapter)", on_stack("asyncpg")),
     ("asyncmy (incl. SQLAlchemy's adapter)", on_stack("asyncmy")),
     ("aiosqlite / sqlite3 (incl. its threads)", on_stack("aiosqlite")),
@@ -984,10 +989,10 @@ def print_summary(report: dict[str, Any]) -> None:
         if cpu := report.get(f"cpu during {name}"):
             print(f"cores used during {name}: " + ", ".join(f"{k} {v}" for k, v in cpu.items()))
             if db := report[name].get("database_per_request"):
-                print(f"  database server per {name[:-1]}: {db}")
+                print(f"  database server per {name.removesuffix('s')}: {db}")
             per = report[name]["cpu_ms_per_request"]
             print(
-                f"  CPU ms per {name[:-1]} request: "
+                f"  CPU ms per {name.removesuffix('s')} request: "
                 + ", ".join(f"{k} {v}" for k, v in per.items())
             )
     if errors := report.get("server errors"):

@@ -108,12 +108,14 @@ async def test_one_key_sent_ten_times_at_once_draws_once(api: Api) -> None:
 
 
 async def test_a_key_reused_for_another_request_is_refused(api: Api) -> None:
-    auth = await api.login("frank")
-    headers = {**auth, "Idempotency-Key": "k"}
-    assert (
-        await api.client.post(f"/api/activities/{ACTIVITY}/draws", headers=headers)
-    ).status_code == 201
-    other = await api.client.post("/api/activities/999/draws", headers=headers)
+    admin = {**await api.login("root", admin=True), "Idempotency-Key": "grant-1"}
+    body = {"user_id": "frank", "sku": 9011, "out_business_no": "order-1"}
+    first = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
+    again = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
+    assert first.status_code == again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    other = await api.client.post("/api/admin/top-ups", headers=admin, json={**body, "sku": 1})
     assert (other.status_code, other.json()["code"]) == (422, "idempotency_key_reused")
 
 

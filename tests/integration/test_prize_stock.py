@@ -21,7 +21,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
+from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock, StockUnavailable
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
 from raffle.adapters.sql.tables import stock_claim
@@ -187,7 +187,7 @@ async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
             try:
                 if not await stock.take(S, A, f"order{i}"):
                     return False
-            except (RedisConnectionError, RedisTimeoutError):
+            except (RedisConnectionError, RedisTimeoutError, StockUnavailable):
                 errors += 1
                 await asyncio.sleep(PAUSE)
                 continue

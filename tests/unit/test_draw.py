@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -8,6 +9,7 @@ from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import Contention
 from raffle.domain.quota import NoChances, QuotaPack
 from raffle.service.draw import WON, Draw, draw
+from raffle.service.idempotency import KeyReused
 from tests.unit.usecase_world import ACTIVITY, PRIZE, STRATEGY, THANKS, world
 
 
@@ -165,3 +167,19 @@ async def test_a_deadlock_victim_is_drawn_again_and_spends_one_chance() -> None:
     assert len(w.shards.store.orders) == 1
     assert w.shards.store.accounts["alice", ACTIVITY][1] == 9
     assert w.stock.levels[STRATEGY, PRIZE] == 4  # the first attempt's unit came back
+
+
+async def test_a_draw_key_reused_in_another_activity_is_refused() -> None:
+    w = world()
+    w.config.activities[2] = replace(w.config.activities[ACTIVITY], id=2)
+    await w.draw(key="k")
+    with pytest.raises(KeyReused):
+        await draw(
+            Draw("alice", 2, "k"),
+            catalogue=w.catalogue,
+            shards=w.shards,
+            stock=w.stock,
+            rng=w.rng,
+            clock=w.clock,
+        )
+    assert len(w.shards.store.orders) == 1

@@ -56,6 +56,10 @@ def serve(workers: int) -> None:
     import uvicorn
 
     settings = _settings()
+    if workers > 1 and settings.redis_url is None:
+        # Without Redis, stock and rate limits are counted in the process: two processes
+        # would each hand out the whole stock.
+        _fail("more than one worker needs RAFFLE_REDIS_URL (stock is counted in-process)")
     if settings.database_url.startswith("sqlite"):
         _run_or_exit(lambda: _prepare_embedded(settings))
     click.echo(f"raffle on http://{settings.host}:{settings.port}/docs", err=True)

@@ -22,6 +22,7 @@ from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
+from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Clock, PrizeStock, Shards, ShardUnitOfWork
 
 WON = "award.won"  # the outbox topic delivery listens to
@@ -88,7 +89,9 @@ async def _draw(
 ) -> DrawResult:
     async with shards.for_user(cmd.user_id) as uow:
         account = await _consume(uow, cmd.user_id, activity, welcome, now)
-        if cmd.request_key and (replay := await _replay(uow, cmd.user_id, cmd.request_key)):
+        if cmd.request_key and (
+            replay := await _replay(uow, cmd.user_id, activity.id, cmd.request_key)
+        ):
             return replay  # leaving without commit gives the chance back
         if account is None:
             raise NoChances(f"no chances left in activity {activity.id}")
@@ -174,10 +177,14 @@ async def _record(
     await uow.outbox.add(OutboxMessage(ids.message_id(), WON, order_id, json.dumps(payload), now))
 
 
-async def _replay(uow: ShardUnitOfWork, user_id: str, request_key: str) -> DrawResult | None:
+async def _replay(
+    uow: ShardUnitOfWork, user_id: str, activity_id: int, request_key: str
+) -> DrawResult | None:
     order = await uow.orders.by_request(user_id, request_key)
     if order is None:
         return None
+    if order.activity_id != activity_id:
+        raise KeyReused("this Idempotency-Key was used for a draw in another activity")
     win = await uow.wins.get(order.order_id)
     assert win is not None, "an order is always written with its win"
     return DrawResult(

@@ -15,7 +15,7 @@ from raffle.service.idempotency import check_key
 bearer = HTTPBearer(auto_error=False, description="The token `POST /api/auth/login` returned.")
 
 
-def get_raffle(request: Request) -> Raffle:
+async def get_raffle(request: Request) -> Raffle:
     raffle: Raffle = request.app.state.raffle
     return raffle
 
@@ -50,7 +50,7 @@ async def get_admin(session: CurrentSession) -> Session:
 AdminSession = Annotated[Session, Depends(get_admin)]
 
 
-def get_idempotency_key(
+async def get_idempotency_key(
     idempotency_key: Annotated[
         str | None,
         Header(description="Any unique string: a retry with it replays the first answer."),

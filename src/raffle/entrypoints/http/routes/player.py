@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from raffle.domain.users import RateLimited
 from raffle.entrypoints.http.deps import CurrentSession, IdempotencyKey, RaffleDep
-from raffle.entrypoints.http.idempotent import once
+from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import (
     AccountOut,
@@ -85,36 +85,33 @@ async def prizes(activity_id: int, session: CurrentSession, raffle: RaffleDep) -
 
 
 @router.post(
-    "/{activity_id}/draws",
-    status_code=201,
-    response_model=DrawOut,
-    responses=documented(401, 404, 409, 422, 429),
+    "/{activity_id}/draws", status_code=201, responses=documented(401, 404, 409, 422, 429, 503)
 )
 async def draw_once(
     activity_id: int,
-    request: Request,
+    response: Response,
     session: CurrentSession,
     key: IdempotencyKey,
     raffle: RaffleDep,
-) -> Response:
-    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe."""
+) -> DrawOut:
+    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
+    draw keeps it on its order (in the draw's own transaction), and a retry gets the same
+    order back, marked `Idempotent-Replayed: true`."""
     limit = raffle.settings.draws_per_second
     if wait := await raffle.limiter.hit(f"draw:{session.user_id}", limit, 1):
         raise RateLimited(f"at most {limit} draws per second", wait)
-
-    async def run() -> DrawOut:
-        result = await draw(
-            Draw(session.user_id, activity_id, key),
-            catalogue=raffle.catalogue,
-            shards=raffle.shards,
-            stock=raffle.stock,
-            rng=raffle.rng,
-            clock=raffle.clock,
-        )
-        awards = await raffle.catalogue.awards()
-        return DrawOut.of(result, awards[result.award_id].title)
-
-    return await once(request, raffle.idempotency, session.user_id, key, run, 201)
+    result = await draw(
+        Draw(session.user_id, activity_id, key),
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        stock=raffle.stock,
+        rng=raffle.rng,
+        clock=raffle.clock,
+    )
+    if result.replayed:
+        response.headers[REPLAYED] = "true"
+    awards = await raffle.catalogue.awards()
+    return DrawOut.of(result, awards[result.award_id].title)
 
 
 @router.get("/{activity_id}/draws", responses=documented(401, 404))
