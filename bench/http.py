@@ -1048,7 +1048,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--tables", type=int, default=4, help="shard tables per database")
     parser.add_argument("--no-redis", action="store_true", help="postgres/mariadb without Redis")
     parser.add_argument("--users", type=int, default=2000)
-    parser.add_argument("--workers", type=int, default=2, help="raffle serve --workers")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="raffle serve --workers (default: 2 with Redis; 1 without, all serve allows)",
+    )
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--wrk-threads", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=20, help="the measured draw run")
@@ -1074,6 +1078,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379")
     parser.add_argument("--redis-db", type=int, default=13, help="flushed at start and end")
     args = parser.parse_args()
+    if args.workers is None:
+        args.workers = 1 if args.backend == "embedded" or args.no_redis else 2
     if args.backend == "embedded" and args.shards == 2 and "--shards" not in sys.argv:
         args.shards = 1  # the embedded default is one SQLite file
     if args.backend == "embedded" and "--tables" not in sys.argv:
