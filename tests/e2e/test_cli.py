@@ -98,3 +98,13 @@ def test_bad_settings_are_refused_at_start(cli: CliRunner, monkeypatch: pytest.M
     result = cli.invoke(main, ["migrate"])
     assert result.exit_code == 2
     assert "unsupported database" in result.stderr
+
+
+def test_user_create_makes_an_operator_who_can_sign_in(cli: CliRunner) -> None:
+    assert cli.invoke(main, ["migrate"]).exit_code == 0
+    made = cli.invoke(main, ["user", "create", "root", "--admin", "--password", "long-enough-pw"])
+    assert made.exit_code == 0, made.output
+    assert "created operator root" in made.stdout
+    again = cli.invoke(main, ["user", "create", "root", "--password", "long-enough-pw"])
+    assert again.exit_code == 2
+    assert "name_taken" in again.stderr

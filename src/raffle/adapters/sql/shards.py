@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Self
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
@@ -17,7 +15,7 @@ from raffle.adapters.sql.shard_repositories import (
     SqlWinRepository,
 )
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
-from raffle.adapters.sql.transaction import SqlTransaction, contention
+from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     OrderRepository,
     OutboxRepository,
@@ -41,7 +39,7 @@ def route(user_id: str, databases: int, tables: int) -> tuple[int, int]:
     return index // tables, index % tables
 
 
-class SqlShardUnitOfWork:
+class SqlShardUnitOfWork(TransactionScope):
     """One transaction on one shard table index of one database."""
 
     quotas: QuotaRepository
@@ -51,30 +49,15 @@ class SqlShardUnitOfWork:
     outbox: OutboxRepository
 
     def __init__(self, engine: AsyncEngine, tables: ShardTables) -> None:
-        self._transaction = SqlTransaction(engine)
+        super().__init__(engine)
         self._tables = tables
 
-    async def __aenter__(self) -> Self:
-        connection = await self._transaction.open()
+    def _bind(self, connection: AsyncConnection) -> None:
         self.quotas = SqlQuotaRepository(connection, self._tables)
         self.top_ups = SqlTopUpRepository(connection, self._tables)
         self.orders = SqlOrderRepository(connection, self._tables)
         self.wins = SqlWinRepository(connection, self._tables)
         self.outbox = SqlOutboxRepository(connection, self._tables)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._transaction.close()
-        if exc is not None and (retry := contention(exc)) is not None:
-            raise retry from exc
-
-    async def commit(self) -> None:
-        await self._transaction.commit()
 
 
 class SqlShards:

@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import weakref
 from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Self
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
@@ -105,3 +107,32 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
         await tx.commit()
     finally:
         await tx.close()
+
+
+class TransactionScope:
+    """The body of a SQL unit of work: `async with` opens the transaction and hands its
+    connection to `_bind` (which makes the repositories); leaving rolls back unless
+    committed, and a deadlock victim leaves as Contention, which callers may retry."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._transaction = SqlTransaction(engine)
+
+    async def __aenter__(self) -> Self:
+        self._bind(await self._transaction.open())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._transaction.close()
+        if exc is not None and (retry := contention(exc)) is not None:
+            raise retry from exc
+
+    async def commit(self) -> None:
+        await self._transaction.commit()
+
+    def _bind(self, connection: AsyncConnection) -> None:
+        raise NotImplementedError

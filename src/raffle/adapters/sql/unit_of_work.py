@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import event, make_url
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from raffle.adapters.sql.config_repositories import (
     SqlActivityRepository,
@@ -17,7 +16,7 @@ from raffle.adapters.sql.config_repositories import (
     SqlUserRepository,
 )
 from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
-from raffle.adapters.sql.transaction import SqlTransaction, contention
+from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     ActivityRepository,
     AwardRepository,
@@ -30,8 +29,8 @@ from raffle.service.ports import (
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 
 
-class SqlUnitOfWork:
-    """Opens a connection and a transaction per `async with`; rolls back unless committed."""
+class SqlUnitOfWork(TransactionScope):
+    """A transaction on the configuration database."""
 
     awards: AwardRepository
     strategies: StrategyRepository
@@ -40,31 +39,13 @@ class SqlUnitOfWork:
     skus: SkuRepository
     users: UserRepository
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._transaction = SqlTransaction(engine)
-
-    async def __aenter__(self) -> Self:
-        connection = await self._transaction.open()
+    def _bind(self, connection: AsyncConnection) -> None:
         self.awards = SqlAwardRepository(connection)
         self.strategies = SqlStrategyRepository(connection)
         self.activities = SqlActivityRepository(connection)
         self.packs = SqlPackRepository(connection)
         self.skus = SqlSkuRepository(connection)
         self.users = SqlUserRepository(connection)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._transaction.close()
-        if exc is not None and (retry := contention(exc)) is not None:
-            raise retry from exc
-
-    async def commit(self) -> None:
-        await self._transaction.commit()
 
 
 def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:
