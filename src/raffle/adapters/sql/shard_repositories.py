@@ -4,21 +4,94 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, and_, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Insert,
+    Select,
+    Table,
+    Update,
+    and_,
+    bindparam,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.adapters.sql.upsert import insert_ignore, insert_ignore_any, insert_missing
+from raffle.adapters.sql.upsert import (
+    insert_ignore,
+    insert_ignore_any,
+    insert_missing,
+    insert_missing_for,
+)
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.quota import QuotaAccount, QuotaPack
 
 Key = Mapping[str, Any]  # column name -> value, naming one row
 
+# The draw runs the same few statements over and over: each is built once per table (and
+# dialect) with bind parameters, so a draw pays for executing them, not for building them.
+
 
 def _where(table: Table, key: Key) -> list[ColumnElement[bool]]:
     return [table.c[name] == value for name, value in key.items()]
+
+
+def _keyed(table: Table, names: tuple[str, ...]) -> list[ColumnElement[bool]]:
+    return [table.c[name] == bindparam(f"k_{name}") for name in names]
+
+
+def _params(key: Key) -> dict[str, Any]:
+    return {f"k_{name}": value for name, value in key.items()}
+
+
+@cache
+def _account_query(a: Table, d: Table, m: Table) -> Select[Any]:
+    """The account with today's and this month's rows, if they exist yet."""
+
+    def of_account(t: Table, period: str) -> ColumnElement[bool]:
+        return and_(
+            t.c.user_id == a.c.user_id,
+            t.c.activity_id == a.c.activity_id,
+            t.c[period] == bindparam(f"k_{period}"),
+        )
+
+    joined = a.outerjoin(d, of_account(d, "day")).outerjoin(m, of_account(m, "month"))
+    return (
+        select(a, d.c.day_left, m.c.month_left)
+        .select_from(joined)
+        .where(*_keyed(a, ("user_id", "activity_id")))
+    )
+
+
+@cache
+def _insert(table: Table) -> Insert:
+    return insert(table)
+
+
+@cache
+def _take_statement(table: Table, column: str, names: tuple[str, ...]) -> Update:
+    left = table.c[column]
+    return update(table).where(*_keyed(table, names), left > 0).values({left: left - 1})
+
+
+@cache
+def _start_statement(
+    dialect: str, table: Table, column: str, names: tuple[str, ...], account: Table, allowance: str
+) -> Insert:
+    starting = (
+        select(account.c[allowance])
+        .where(*_keyed(account, ("user_id", "activity_id")))
+        .scalar_subquery()
+    )
+    row: dict[str, Any] = {name: bindparam(f"k_{name}") for name in names}
+    row[column] = starting
+    return insert_missing_for(dialect, table, row)
 
 
 class SqlQuotaRepository:
@@ -34,21 +107,14 @@ class SqlQuotaRepository:
     async def get(
         self, user_id: str, activity_id: int, day: str, month: str
     ) -> QuotaAccount | None:
-        a, d, m = self._account, self._day, self._month
-        joined = a.outerjoin(
-            d, and_(d.c.user_id == a.c.user_id, d.c.activity_id == a.c.activity_id, d.c.day == day)
-        ).outerjoin(
-            m,
-            and_(
-                m.c.user_id == a.c.user_id, m.c.activity_id == a.c.activity_id, m.c.month == month
-            ),
-        )
-        query = (
-            select(a, d.c.day_left, m.c.month_left)
-            .select_from(joined)
-            .where(*_where(a, {"user_id": user_id, "activity_id": activity_id}))
-        )
-        row = (await self._connection.execute(query)).first()
+        query = _account_query(self._account, self._day, self._month)
+        params = {
+            "k_user_id": user_id,
+            "k_activity_id": activity_id,
+            "k_day": day,
+            "k_month": month,
+        }
+        row = (await self._connection.execute(query, params)).first()
         if row is None:
             return None
         return QuotaAccount(
@@ -138,15 +204,14 @@ class SqlQuotaRepository:
         # The new day (month) begins at the account's allowance. Made before the update,
         # not when it finds no row: on MariaDB that refused update would lock the gap where
         # the row goes, and users whose rows share the gap would deadlock inserting.
-        starting = select(allowance).where(*_where(self._account, account)).scalar_subquery()
-        statement = insert_missing(self._connection.dialect, table, {**key, column: starting})
-        await self._connection.execute(statement)
+        statement = _start_statement(
+            self._connection.dialect.name, table, column, tuple(key), self._account, allowance.name
+        )
+        await self._connection.execute(statement, _params(key))
 
     async def _take(self, table: Table, column: str, key: Key) -> bool:
-        left = table.c[column]
-        result = await self._connection.execute(
-            update(table).where(*_where(table, key), left > 0).values({left: left - 1})
-        )
+        statement = _take_statement(table, column, tuple(key))
+        result = await self._connection.execute(statement, _params(key))
         return result.rowcount == 1
 
     async def _add(self, table: Table, column: str, key: Key, count: int) -> None:
@@ -212,7 +277,7 @@ class SqlOrderRepository:
             "request_key": order.request_key,
             "created_at": order.created_at,
         }
-        await self._connection.execute(insert(self._orders).values(row))
+        await self._connection.execute(_insert(self._orders), row)
 
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         o = self._orders
@@ -254,7 +319,7 @@ class SqlWinRepository:
             "state": win.state.value,
             "created_at": win.created_at,
         }
-        await self._connection.execute(insert(self._table).values(row))
+        await self._connection.execute(_insert(self._table), row)
 
     async def get(self, order_id: str) -> Win | None:
         w = self._table
@@ -287,7 +352,7 @@ class SqlOutboxRepository:
             "created_at": message.created_at,
             "updated_at": message.created_at,
         }
-        await self._connection.execute(insert(self._table).values(row))
+        await self._connection.execute(_insert(self._table), row)
 
 
 # Rows are read by column object: an order joined with its win has two of each of

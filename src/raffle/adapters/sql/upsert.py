@@ -94,11 +94,16 @@ def insert_missing(dialect: Dialect, table: Table, row: Mapping[str, Any]) -> In
     the driver fetches and logs) and takes a shared next-key lock; a no-op ON DUPLICATE KEY
     UPDATE does neither, it locks just the row.
     """
+    return insert_missing_for(dialect.name, table, row)
+
+
+def insert_missing_for(dialect: str, table: Table, row: Mapping[str, Any]) -> Insert:
+    """`insert_missing` by dialect name, for statements built once and cached."""
     key = [column.name for column in table.primary_key]
-    if dialect.name in ("mysql", "mariadb"):
+    if dialect in ("mysql", "mariadb"):
         return mysql.insert(table).values(row).on_duplicate_key_update({key[0]: table.c[key[0]]})
-    if dialect.name == "postgresql":
+    if dialect == "postgresql":
         return postgresql.insert(table).values(row).on_conflict_do_nothing(index_elements=key)
-    if dialect.name == "sqlite":
+    if dialect == "sqlite":
         return sqlite.insert(table).values(row).on_conflict_do_nothing(index_elements=key)
-    raise NotImplementedError(f"no insert-if-missing for the {dialect.name} dialect")
+    raise NotImplementedError(f"no insert-if-missing for the {dialect} dialect")
