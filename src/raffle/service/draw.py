@@ -103,7 +103,10 @@ async def _draw(
             await uow.commit()
         except BaseException:
             if engine.needs_stock(outcome):
-                await stock.give_back(activity.strategy_id, outcome.award_id, order_id)
+                # Best effort: a unit that cannot be given back shows as leaked in the
+                # reconciliation report; the draw's own failure is what the caller sees.
+                with contextlib.suppress(Exception):
+                    await stock.give_back(activity.strategy_id, outcome.award_id, order_id)
             raise
     return DrawResult(
         order_id, activity.id, outcome.award_id, outcome.points, outcome.rule, account.draws, now
