@@ -190,20 +190,23 @@ class SqlQuotaRepository:
         )
         taken: list[tuple[Table, str, Key]] = [(a, "total_left", account)]
         for table, column, key, allowance in limits:
-            await self._start(table, column, key, allowance, account)
             if not await self._take(table, column, key):
-                for undo in taken:
-                    await self._add(*undo, 1)
-                return None
+                # No row for this day (month) yet, or nothing left in it: the first draw of
+                # the day makes the row at the allowance and takes again. Most draws find the
+                # row and skip this. (Under READ COMMITTED the refused update takes no gap
+                # lock, so making the row after it cannot deadlock on MariaDB.)
+                await self._start(table, column, key, allowance, account)
+                if not await self._take(table, column, key):
+                    for undo in taken:
+                        await self._add(*undo, 1)
+                    return None
             taken.append((table, column, key))
         return await self.get(user_id, activity_id, day, month)
 
     async def _start(
         self, table: Table, column: str, key: Key, allowance: ColumnElement[int], account: Key
     ) -> None:
-        # The new day (month) begins at the account's allowance. Made before the update,
-        # not when it finds no row: on MariaDB that refused update would lock the gap where
-        # the row goes, and users whose rows share the gap would deadlock inserting.
+        # The new day (month) begins at the account's allowance.
         statement = _start_statement(
             self._connection.dialect.name, table, column, tuple(key), self._account, allowance.name
         )
