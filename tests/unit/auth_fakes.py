@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Self
 
 from raffle.domain.users import Session, User
+from tests.unit.fakes import FakeClock
 
-START = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class FakeClock:
-    def __init__(self, start: datetime = START) -> None:
-        self.current = start
-
-    def now(self) -> datetime:
-        return self.current
-
-    def advance(self, seconds: float) -> None:
-        self.current += timedelta(seconds=seconds)
+START = FakeClock().now()
+__all__ = ["START", "FakeClock", "FakeSessionStore", "FakeUserUnitOfWork", "FakeUsers"]
 
 
 class FakeUsers:

@@ -28,8 +28,8 @@ class FakeClock:
     def now(self) -> datetime:
         return self.current
 
-    def advance(self, **delta: float) -> None:
-        self.current += timedelta(**delta)
+    def advance(self, seconds: float) -> None:
+        self.current += timedelta(seconds=seconds)
 
 
 class _Transaction:
