@@ -248,6 +248,10 @@ class SessionStore(Protocol):
 
     async def delete(self, token_hash: str) -> None: ...
 
+    async def delete_expired(self) -> int:
+        """Forget sessions that expired untouched; how many there were."""
+        ...
+
 
 class RateLimiter(Protocol):
     async def hit(self, key: str, limit: int, window_seconds: int) -> int:
@@ -272,4 +276,8 @@ class IdempotencyStore(Protocol):
 
     async def abandon(self, user_id: str, key: str) -> None:
         """Forget a reservation whose request failed unexpectedly, so a retry may run."""
+        ...
+
+    async def delete_older(self, than: datetime) -> int:
+        """Forget keys first used before `than`; how many there were."""
         ...

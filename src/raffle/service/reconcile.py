@@ -5,7 +5,7 @@ The award rows are the truth of what was won; no cached "surplus" column takes p
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from raffle.domain.strategy import Strategy
@@ -53,20 +53,28 @@ class PrizeDrift:
         return max(self.wins - self.stock, 0)
 
 
+async def count_wins(shards: Shards, strategy_id: int, award_ids: Iterable[int]) -> dict[int, int]:
+    """Award rows per prize over every shard: what was won, whatever any counter says."""
+    wins = dict.fromkeys(award_ids, 0)
+    for uow in shards.every():
+        async with uow:
+            for award_id in wins:
+                wins[award_id] += await uow.wins.count(strategy_id, award_id)
+    return wins
+
+
 async def reconcile(
-    strategy: Strategy, shards: Shards, claims: ClaimCounts, left: UnitsLeft
+    strategy: Strategy, shards: Shards, claims: ClaimCounts | None, left: UnitsLeft
 ) -> list[PrizeDrift]:
     """The stocked prizes of `strategy`, in its order, with wins counted on every shard.
+    Without claims (the embedded default counts in memory) the award rows stand in for them:
+    every unit taken there is a committed win.
 
     Compares counts: a leaked claim and an unclaimed win of the same prize offset each other.
     """
     stocked = {p.award_id: p.stock for p in strategy.prizes if p.stock is not None}
-    wins = dict.fromkeys(stocked, 0)
-    for uow in shards.every():
-        async with uow:
-            for award_id in stocked:
-                wins[award_id] += await uow.wins.count(strategy.id, award_id)
-    claimed = await claims(strategy.id)
+    wins = await count_wins(shards, strategy.id, stocked)
+    claimed = await claims(strategy.id) if claims else wins
     return [
         PrizeDrift(
             strategy_id=strategy.id,
@@ -88,19 +96,8 @@ async def stock_report(
     stock: PrizeStock,
     claims: ClaimCounts | None,
 ) -> list[PrizeDrift]:
-    """Reconcile an activity's prizes; meaningful when no draw is in flight. Without
-    claims (the embedded default counts in memory), the award rows stand in for them:
-    every unit taken there is a committed win."""
+    """Reconcile an activity's prizes; meaningful when no draw is in flight."""
     activity = await catalogue.activity(activity_id)
     strategy = (await catalogue.engine(activity)).strategy
     await stock.warm(strategy.id)  # a counter lost with the cache's data is rebuilt first
-
-    async def from_wins(strategy_id: int) -> Mapping[int, int]:
-        found = await reconcile(strategy, shards, _no_claims, stock.left)
-        return {p.award_id: p.wins for p in found}
-
-    return await reconcile(strategy, shards, claims or from_wins, stock.left)
-
-
-async def _no_claims(strategy_id: int) -> Mapping[int, int]:
-    return {}
+    return await reconcile(strategy, shards, claims, stock.left)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from raffle.service.ports import Shards, UnitOfWork
+from raffle.service.reconcile import count_wins
 
 
 async def configured_stock(uow: Callable[[], UnitOfWork], strategy_id: int) -> dict[int, int]:
@@ -21,11 +22,6 @@ async def units_left(
 ) -> dict[int, int]:
     """Units left per stocked prize: configured stock less the award rows in every shard.
     What a single process starts its in-memory counters from."""
-    left = {}
-    for award_id, stock in (await configured_stock(uow, strategy_id)).items():
-        used = 0
-        for shard in shards.every():
-            async with shard:
-                used += await shard.wins.count(strategy_id, award_id)
-        left[award_id] = max(0, stock - used)
-    return left
+    stocks = await configured_stock(uow, strategy_id)
+    wins = await count_wins(shards, strategy_id, stocks)
+    return {award_id: max(0, stock - wins[award_id]) for award_id, stock in stocks.items()}

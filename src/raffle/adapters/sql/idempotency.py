@@ -68,6 +68,13 @@ class SqlIdempotencyStore:
                 )
             )
 
+    async def delete_older(self, than: datetime) -> int:
+        async with transaction(self._engine) as connection:
+            result = await connection.execute(
+                delete(idempotency).where(idempotency.c.created_at < than)
+            )
+        return result.rowcount
+
     async def _take_over(
         self, user_id: str, key: str, stale: datetime, now: datetime
     ) -> tuple[int, str] | None:

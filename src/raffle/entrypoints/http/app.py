@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 from fastapi import FastAPI
 
@@ -16,6 +18,8 @@ from raffle.service.activities import advance
 
 log = logging.getLogger(__name__)
 TICK_SECONDS = 1.0
+SWEEP_EVERY = 300  # ticks between sweeps of expired sessions and old idempotency keys
+KEEP_KEYS = timedelta(days=1)  # how long a retry with the same Idempotency-Key replays
 
 
 def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
@@ -52,13 +56,17 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
 
 
 async def _tick(raffle: Raffle) -> None:
-    """Start and close activities on time. Several processes may tick: moves are CAS."""
-    while True:
+    """Start and close activities on time, and now and then sweep what has expired.
+    Several processes may tick: moves are CAS, and sweeping twice deletes nothing more."""
+    for tick in itertools.count():
         try:
             moved = await advance(raffle.uow, raffle.clock.now())
             if moved:
                 raffle.catalogue.forget()
                 log.info("activities moved: %s", moved)
+            if tick % SWEEP_EVERY == 0:
+                await raffle.sessions.delete_expired()
+                await raffle.idempotency.delete_older(raffle.clock.now() - KEEP_KEYS)
         except Exception:
             log.exception("scheduler tick failed; trying again")
         await asyncio.sleep(TICK_SECONDS)

@@ -22,8 +22,7 @@ async def once(
     store: IdempotencyStore,
     user_id: str,
     key: str | None,
-    run: Callable[[], Awaitable[BaseModel | None]],
-    status: int = 200,
+    run: Callable[[], Awaitable[BaseModel]],
 ) -> Response:
     """Answer with `run()`, or with the stored answer of the first request under `key`.
 
@@ -31,7 +30,7 @@ async def once(
     failure forgets the key, so the retry runs again.
     """
     if key is None:
-        return _response(status, await run())
+        return _response(await run())
     fingerprint = request_hash(request.method, request.url.path, await request.body())
     if (stored := await store.begin(user_id, key, fingerprint)) is not None:
         stored_status, body = stored
@@ -39,7 +38,7 @@ async def once(
             body, stored_status, media_type=_media(stored_status), headers={REPLAYED: "true"}
         )
     try:
-        response = _response(status, await run())
+        response = _response(await run())
     except RaffleError as error:
         response = response_of(problem_of(error))
     except BaseException:
@@ -49,10 +48,8 @@ async def once(
     return response
 
 
-def _response(status: int, body: BaseModel | None) -> Response:
-    if body is None:
-        return Response(status_code=204 if status == 200 else status)
-    return JSONResponse(jsonable_encoder(body), status_code=status)
+def _response(body: BaseModel) -> Response:
+    return JSONResponse(jsonable_encoder(body))
 
 
 def _media(status: int) -> str:
