@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
@@ -17,6 +18,7 @@ from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
+from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.stock_claims import SqlStockClaims
@@ -30,8 +32,10 @@ from raffle.service.ports import (
     RateLimiter,
     SessionStore,
     Shards,
+    SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
 from raffle.settings import Settings
@@ -50,6 +54,7 @@ class Raffle:
     sessions: SessionStore
     limiter: RateLimiter
     idempotency: IdempotencyStore
+    calendar: SignInCalendar
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
@@ -88,6 +93,13 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     redis = _redis(settings.redis_url) if settings.redis_url else None
     shards = SqlShards(databases, settings.shard_tables)
     claims: SqlStockClaims | None = None
+
+    async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
+        return await signed_days(shards, user_id, activity_id, month)
+
+    calendar: SignInCalendar = (
+        DatabaseSignInCalendar(signed) if redis is None else RedisSignInCalendar(redis, signed)
+    )
     if redis is None:  # one process: counters in memory, sessions in the database
 
         async def left(strategy_id: int) -> dict[int, int]:
@@ -118,6 +130,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         sessions=sessions,
         limiter=limiter,
         idempotency=SqlIdempotencyStore(config, clock),
+        calendar=calendar,
         redis=redis,
         claims=claims.counts if claims else None,
     )

@@ -16,7 +16,9 @@ from typing import Self
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
+from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import User
 
@@ -72,6 +74,7 @@ class ConfigStore:
     skus: dict[int, Sku] = field(default_factory=dict)
     sku_left: dict[int, int] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
+    rebate_rules: dict[tuple[int, str], RebateRule] = field(default_factory=dict)
 
 
 class FakeAwards:
@@ -180,6 +183,17 @@ class FakeUsers:
         return self.s.users.get(user_id)
 
 
+class FakeRebateRules:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def save(self, rule: RebateRule) -> None:
+        self.s.rebate_rules[rule.activity_id, rule.behaviour] = rule
+
+    async def for_activity(self, activity_id: int) -> list[RebateRule]:
+        return [r for (a, _), r in sorted(self.s.rebate_rules.items()) if a == activity_id]
+
+
 class FakeUnitOfWork(_Transaction):
     store: ConfigStore
 
@@ -198,6 +212,7 @@ class FakeUnitOfWork(_Transaction):
         self.packs = FakePacks(self.store)
         self.skus = FakeSkus(self.store)
         self.users = FakeUsers(self.store)
+        self.rebate_rules = FakeRebateRules(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------
@@ -214,6 +229,9 @@ class ShardStore:
     orders: dict[str, RaffleOrder] = field(default_factory=dict)
     wins: dict[str, Win] = field(default_factory=dict)
     outbox: list[OutboxMessage] = field(default_factory=list)
+    points: dict[str, PointsAccount] = field(default_factory=dict)
+    points_orders: dict[tuple[str, str], PointsOrder] = field(default_factory=dict)
+    rebates: dict[tuple[str, int, str, str], RebateOrder] = field(default_factory=dict)
 
 
 class FakeQuotas:
@@ -341,6 +359,67 @@ class FakeOutbox:
         self.s.outbox.append(message)
 
 
+class FakePoints:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def account(self, user_id: str) -> PointsAccount | None:
+        return self.s.points.get(user_id)
+
+    async def add(self, order: PointsOrder) -> bool:
+        if (order.user_id, order.out_business_no) in self.s.points_orders:
+            return False
+        account = self.s.points.get(order.user_id, PointsAccount(order.user_id))
+        if order.kind is PointsKind.EARN:
+            account = replace(
+                account, total=account.total + order.amount,
+                available=account.available + order.amount,
+            )  # fmt: skip
+        elif account.available < order.amount:
+            raise InsufficientPoints("not enough points")
+        else:
+            account = replace(account, available=account.available - order.amount)
+        self.s.points[order.user_id] = account
+        self.s.points_orders[order.user_id, order.out_business_no] = order
+        return True
+
+    async def by_business_no(self, user_id: str, out_business_no: str) -> PointsOrder | None:
+        return self.s.points_orders.get((user_id, out_business_no))
+
+    async def history(self, user_id: str, before: str | None, limit: int) -> list[PointsOrder]:
+        mine = sorted(
+            (o for o in self.s.points_orders.values() if o.user_id == user_id),
+            key=lambda o: o.order_id,
+            reverse=True,
+        )
+        return [o for o in mine if before is None or o.order_id < before][:limit]
+
+
+class FakeRebateOrders:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(self, order: RebateOrder) -> bool:
+        key = (order.user_id, order.activity_id, order.behaviour, order.business_key)
+        if key in self.s.rebates:
+            return False
+        self.s.rebates[key] = order
+        return True
+
+    async def get(
+        self, user_id: str, activity_id: int, behaviour: str, business_key: str
+    ) -> RebateOrder | None:
+        return self.s.rebates.get((user_id, activity_id, behaviour, business_key))
+
+    async def keys(
+        self, user_id: str, activity_id: int, behaviour: str, first: str, last: str
+    ) -> list[str]:
+        return sorted(
+            k[3] for k in self.s.rebates
+            if k[:3] == (user_id, activity_id, behaviour) and first <= k[3] <= last
+        )  # fmt: skip
+
+
 class FakeShardUnitOfWork(_Transaction):
     store: ShardStore
 
@@ -350,6 +429,8 @@ class FakeShardUnitOfWork(_Transaction):
         self.orders = FakeOrders(self.store)
         self.wins = FakeWins(self.store)
         self.outbox = FakeOutbox(self.store)
+        self.points = FakePoints(self.store)
+        self.rebates = FakeRebateOrders(self.store)
 
 
 class FakeShards:

@@ -16,6 +16,7 @@ from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.quota import QuotaPack, Sku
+from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 
 Location = tuple[str | int, ...]
@@ -112,12 +113,22 @@ class SkuIn(_Model):
     price_points: int = 0
 
 
+class RebateIn(_Model):
+    activity: int
+    behaviour: str
+    sku: int | None = None
+    points: int | None = None
+    description: str = ""
+    enabled: bool = True
+
+
 class CampaignIn(_Model):
     awards: list[AwardIn] = []
     strategies: list[StrategyIn] = []
     packs: list[PackIn] = []
     activities: list[ActivityIn] = []
     skus: list[SkuIn] = []
+    rebates: list[RebateIn] = []
 
 
 def read_campaign(path: Path) -> Campaign:
@@ -154,6 +165,7 @@ def _to_domain(parsed: CampaignIn) -> tuple[Campaign, list[InvalidConfig]]:
         packs=_each("packs", parsed.packs, _pack, problems),
         activities=_each("activities", parsed.activities, _activity, problems),
         skus=_each("skus", parsed.skus, _sku, problems),
+        rebates=_each("rebates", parsed.rebates, _rebate, problems),
     )
     return campaign, problems
 
@@ -195,6 +207,10 @@ def _activity(a: ActivityIn) -> Activity:
 
 def _sku(s: SkuIn) -> Sku:
     return Sku(s.sku, s.activity, s.pack, s.stock, s.price_points)
+
+
+def _rebate(r: RebateIn) -> RebateRule:
+    return RebateRule(r.activity, r.behaviour, r.sku, r.points, r.description, r.enabled)
 
 
 def _strategy(s: StrategyIn) -> Strategy:

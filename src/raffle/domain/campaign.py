@@ -10,6 +10,7 @@ from raffle.domain.awards import Award
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig
 from raffle.domain.quota import QuotaPack, Sku
+from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
 
 
@@ -20,6 +21,7 @@ class Campaign:
     packs: tuple[QuotaPack, ...] = ()
     activities: tuple[Activity, ...] = ()
     skus: tuple[Sku, ...] = ()
+    rebates: tuple[RebateRule, ...] = ()
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -35,6 +37,7 @@ class Campaign:
             except InvalidConfig as error:
                 found.append(error.at("strategies", i))
         found += self._references()
+        found += self._rebate_problems()
         return found
 
     def engines(self) -> dict[int, DrawEngine]:
@@ -60,6 +63,30 @@ class Campaign:
                 found.append(_missing("activity", sku.activity_id, ("skus", i, "activity")))
             if sku.pack_id not in packs:
                 found.append(_missing("pack", sku.pack_id, ("skus", i, "pack")))
+        return found
+
+    def _rebate_problems(self) -> list[InvalidConfig]:
+        activities = {a.id for a in self.activities}
+        skus = {s.sku: s for s in self.skus}
+        keys = [(r.activity_id, r.behaviour) for r in self.rebates]
+        found = [
+            InvalidConfig(f"activity {k[0]} has two rebates for {k[1]!r}", ("rebates", i))
+            for i, k in enumerate(keys)
+            if k in keys[:i]
+        ]
+        for i, rule in enumerate(self.rebates):
+            if rule.activity_id not in activities:
+                found.append(_missing("activity", rule.activity_id, ("rebates", i, "activity")))
+            if rule.sku is None:
+                continue
+            if rule.sku not in skus:
+                found.append(_missing("sku", rule.sku, ("rebates", i, "sku")))
+            elif skus[rule.sku].activity_id != rule.activity_id:
+                found.append(
+                    InvalidConfig(
+                        f"sku {rule.sku} sells chances of another activity", ("rebates", i, "sku")
+                    )
+                )
         return found
 
 

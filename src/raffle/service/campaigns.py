@@ -35,6 +35,7 @@ class Loaded:
     strategies: int
     activities: int = 0
     skus: int = 0
+    rebates: int = 0
 
 
 async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
@@ -54,9 +55,15 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
             await uow.activities.save(activity)
         for sku in campaign.skus:
             await uow.skus.save(sku)
+        for rule in campaign.rebates:
+            await uow.rebate_rules.save(rule)
         await uow.commit()
     return Loaded(
-        len(campaign.awards), len(campaign.strategies), len(campaign.activities), len(campaign.skus)
+        len(campaign.awards),
+        len(campaign.strategies),
+        len(campaign.activities),
+        len(campaign.skus),
+        rebates=len(campaign.rebates),
     )
 
 

@@ -12,6 +12,7 @@ from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import RaffleError
 from raffle.domain.quota import QuotaPack, Sku
+from raffle.domain.rebates import RebateRule
 from raffle.service.ports import UnitOfWork
 
 T = TypeVar("T")
@@ -79,6 +80,14 @@ class Catalogue:
         if (sku := await self._cached(("sku", sku_id), load)) is None:
             raise UnknownSku(f"SKU {sku_id} does not exist")
         return sku
+
+    async def rebate_rules(self, activity_id: int) -> dict[str, RebateRule]:
+        """The activity's rebate rules by behaviour."""
+
+        async def load(uow: UnitOfWork) -> dict[str, RebateRule]:
+            return {r.behaviour: r for r in await uow.rebate_rules.for_activity(activity_id)}
+
+        return await self._cached(("rebate_rules", activity_id), load)
 
     def forget(self) -> None:
         """Drop every cached entry (after this process changed configuration)."""

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from types import TracebackType
 from typing import Protocol, Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
+from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import Session, User
 
@@ -107,6 +109,14 @@ class UserRepository(Protocol):
     async def get(self, user_id: str) -> User | None: ...
 
 
+class RebateRuleRepository(Protocol):
+    async def save(self, rule: RebateRule) -> None:
+        """Insert the rule, or replace the one for the same activity and behaviour."""
+        ...
+
+    async def for_activity(self, activity_id: int) -> list[RebateRule]: ...
+
+
 class UnitOfWork(Transaction, Protocol):
     """A transaction on the configuration database."""
 
@@ -116,6 +126,7 @@ class UnitOfWork(Transaction, Protocol):
     packs: PackRepository
     skus: SkuRepository
     users: UserRepository
+    rebate_rules: RebateRuleRepository
 
 
 # --- user dimension: sharded by user id ----------------------------------------------
@@ -192,6 +203,39 @@ class OutboxRepository(Protocol):
     async def add(self, message: OutboxMessage) -> None: ...
 
 
+class PointsRepository(Protocol):
+    async def account(self, user_id: str) -> PointsAccount | None: ...
+
+    async def add(self, order: PointsOrder) -> bool:
+        """Record the order and apply it to the balance (the account made if missing);
+        False, and nothing changed, when this user's `out_business_no` was applied before.
+        A spend the balance does not cover raises InsufficientPoints and changes nothing."""
+        ...
+
+    async def by_business_no(self, user_id: str, out_business_no: str) -> PointsOrder | None: ...
+
+    async def history(self, user_id: str, before: str | None, limit: int) -> list[PointsOrder]:
+        """The user's orders, newest first, older than order id `before`."""
+        ...
+
+
+class RebateOrderRepository(Protocol):
+    async def add(self, order: RebateOrder) -> bool:
+        """Record the rebate; False when this user, activity, behaviour and business key
+        were rebated before (nothing changed then)."""
+        ...
+
+    async def get(
+        self, user_id: str, activity_id: int, behaviour: str, business_key: str
+    ) -> RebateOrder | None: ...
+
+    async def keys(
+        self, user_id: str, activity_id: int, behaviour: str, first: str, last: str
+    ) -> list[str]:
+        """The business keys rebated between `first` and `last` (inclusive, as text)."""
+        ...
+
+
 class ShardUnitOfWork(Transaction, Protocol):
     """A transaction on the shard that holds one user's rows."""
 
@@ -200,6 +244,8 @@ class ShardUnitOfWork(Transaction, Protocol):
     orders: OrderRepository
     wins: WinRepository
     outbox: OutboxRepository
+    points: PointsRepository
+    rebates: RebateOrderRepository
 
 
 class Shards(Protocol):
@@ -236,6 +282,18 @@ class PrizeStock(Protocol):
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         """Units left as the fast counter sees them; None if it does not know yet."""
+        ...
+
+
+class SignInCalendar(Protocol):
+    """The days a user signed in, by month: a fast copy of the sign-in rebate orders."""
+
+    async def mark(self, user_id: str, activity_id: int, day: date) -> None:
+        """Note a sign-in that committed (best effort: the database is the truth)."""
+        ...
+
+    async def month(self, user_id: str, activity_id: int, month: date) -> frozenset[int]:
+        """The days (1-31) of the month of `month` on which the user signed in."""
         ...
 
 

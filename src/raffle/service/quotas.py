@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
-from raffle.domain.quota import QuotaAccount, SkuSoldOut
+from raffle.domain.activity import Activity
+from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, SkuSoldOut
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
@@ -53,17 +55,9 @@ async def top_up(
     credited = False
     try:
         async with shards.for_user(cmd.user_id) as uow:
-            credited = await uow.top_ups.add(
-                order_id=ids.order_id(now),
-                user_id=cmd.user_id,
-                activity_id=activity.id,
-                sku=sku.sku,
-                out_business_no=cmd.out_business_no,
-                pack=pack,
-                at=now,
+            credited = await credit_sku(
+                uow, cmd.user_id, sku, pack, activity, cmd.out_business_no, now
             )
-            if credited:
-                await uow.quotas.credit(cmd.user_id, activity.id, pack, day, month)
             account = await _account(uow, cmd.user_id, activity.id, day, month)
             if credited:
                 await uow.commit()
@@ -73,6 +67,32 @@ async def top_up(
                 await cfg.skus.give_back(sku.sku)
                 await cfg.commit()
     return TopUpResult(credited, account)
+
+
+async def credit_sku(
+    uow: ShardUnitOfWork,
+    user_id: str,
+    sku: Sku,
+    pack: QuotaPack,
+    activity: Activity,
+    out_business_no: str,
+    now: datetime,
+) -> bool:
+    """Record a top-up of the SKU's pack and credit it, inside the caller's shard
+    transaction; False (nothing done) when this `out_business_no` was credited before.
+    The SKU's stock is the caller's to take (see `top_up`)."""
+    credited = await uow.top_ups.add(
+        order_id=ids.order_id(now),
+        user_id=user_id,
+        activity_id=activity.id,
+        sku=sku.sku,
+        out_business_no=out_business_no,
+        pack=pack,
+        at=now,
+    )
+    if credited:
+        await uow.quotas.credit(user_id, activity.id, pack, activity.day(now), activity.month(now))
+    return credited
 
 
 async def my_account(

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from raffle.adapters.sql.points_repositories import SqlPointsRepository, SqlRebateOrderRepository
+from raffle.adapters.sql.points_tables import points_tables
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
@@ -19,7 +21,9 @@ from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     OrderRepository,
     OutboxRepository,
+    PointsRepository,
     QuotaRepository,
+    RebateOrderRepository,
     ShardUnitOfWork,
     TopUpRepository,
     WinRepository,
@@ -47,10 +51,13 @@ class SqlShardUnitOfWork(TransactionScope):
     orders: OrderRepository
     wins: WinRepository
     outbox: OutboxRepository
+    points: PointsRepository
+    rebates: RebateOrderRepository
 
     def __init__(self, engine: AsyncEngine, tables: ShardTables) -> None:
         super().__init__(engine)
         self._tables = tables
+        self._index = int(tables.quota_account.name[-3:])  # the shard table index
 
     def _bind(self, connection: AsyncConnection) -> None:
         self.quotas = SqlQuotaRepository(connection, self._tables)
@@ -58,6 +65,8 @@ class SqlShardUnitOfWork(TransactionScope):
         self.orders = SqlOrderRepository(connection, self._tables)
         self.wins = SqlWinRepository(connection, self._tables)
         self.outbox = SqlOutboxRepository(connection, self._tables)
+        self.points = SqlPointsRepository(connection, points_tables(self._index))
+        self.rebates = SqlRebateOrderRepository(connection, points_tables(self._index))
 
 
 class SqlShards:

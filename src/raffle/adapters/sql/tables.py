@@ -176,3 +176,17 @@ stock_claim = Table(
     Column("order_id", String(32), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
 )
+
+# Behaviour rebates of an activity (seed 001 `daily_behavior_rebate`): doing `behaviour`
+# grants the chances of `sku`, `points`, or both; a disabled rule grants nothing.
+rebate_rule = Table(
+    "rebate_rule",
+    metadata,
+    Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("behaviour", String(32), primary_key=True),
+    Column("sku", BigInteger, nullable=True),
+    Column("points", Integer, nullable=True),
+    Column("description", String(128), nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    mysql_charset="utf8mb4",
+)

@@ -15,12 +15,14 @@ from raffle.adapters.sql.config_repositories import (
     SqlSkuRepository,
     SqlUserRepository,
 )
+from raffle.adapters.sql.points_repositories import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     ActivityRepository,
     AwardRepository,
     PackRepository,
+    RebateRuleRepository,
     SkuRepository,
     StrategyRepository,
     UserRepository,
@@ -38,6 +40,7 @@ class SqlUnitOfWork(TransactionScope):
     packs: PackRepository
     skus: SkuRepository
     users: UserRepository
+    rebate_rules: RebateRuleRepository
 
     def _bind(self, connection: AsyncConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -46,6 +49,7 @@ class SqlUnitOfWork(TransactionScope):
         self.packs = SqlPackRepository(connection)
         self.skus = SqlSkuRepository(connection)
         self.users = SqlUserRepository(connection)
+        self.rebate_rules = SqlRebateRuleRepository(connection)
 
 
 def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:

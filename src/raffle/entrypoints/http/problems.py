@@ -14,7 +14,9 @@ from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.domain.activity import IllegalTransition, UnknownAction
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
+from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.quota import NoChances, SkuSoldOut
+from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
 from raffle.domain.users import (
     Forbidden,
     InvalidCredentials,
@@ -52,6 +54,10 @@ STATUS: dict[type[RaffleError], int] = {
     KeyInFlight: 409,
     RateLimited: 429,
     Unavailable: 503,
+    InvalidPoints: 422,
+    InvalidBehaviour: 422,
+    NoRebateRule: 404,
+    InsufficientPoints: 409,
 }
 
 

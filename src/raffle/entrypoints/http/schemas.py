@@ -170,6 +170,7 @@ class LoadedOut(BaseModel):
     strategies: int
     activities: int
     skus: int
+    rebates: int = 0
 
 
 class PrizeDriftOut(BaseModel):

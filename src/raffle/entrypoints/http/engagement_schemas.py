@@ -1,0 +1,104 @@
+"""The HTTP shapes of points, rebates and sign-in."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from pydantic import BaseModel, Field
+
+from raffle.domain.points import PointsAccount, PointsOrder
+from raffle.domain.rebates import RebateOrder
+from raffle.entrypoints.http.schemas import AccountOut
+
+
+class PointsOrderOut(BaseModel):
+    order_id: str
+    kind: str = Field(description="earn or spend")
+    amount: int = Field(description="Always positive; `kind` says which way.")
+    out_business_no: str
+    reason: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, o: PointsOrder) -> PointsOrderOut:
+        return cls(
+            order_id=o.order_id, kind=o.kind.value, amount=o.amount,
+            out_business_no=o.out_business_no, reason=o.reason, created_at=o.created_at,
+        )  # fmt: skip
+
+
+class BalanceOut(BaseModel):
+    total: int = Field(description="Every point ever earned.")
+    available: int = Field(description="What can be spent now; never negative.")
+
+    @classmethod
+    def of(cls, a: PointsAccount) -> BalanceOut:
+        return cls(total=a.total, available=a.available)
+
+
+class PointsOut(BaseModel):
+    balance: BalanceOut
+    orders: list[PointsOrderOut] = Field(description="Newest first.")
+    next: str | None = Field(description="Pass as `before` for the next page; null at the end.")
+
+
+class ExchangeIn(BaseModel):
+    sku: int = Field(description="The SKU whose chances are bought at its points price.")
+
+
+class ExchangeOut(BaseModel):
+    exchanged: bool = Field(
+        description="False: this Idempotency-Key was exchanged before; nothing changed now."
+    )
+    order: PointsOrderOut
+    balance: BalanceOut
+    account: AccountOut
+
+
+class RebateOut(BaseModel):
+    order_id: str
+    activity_id: int
+    behaviour: str
+    business_key: str
+    sku: int | None = Field(description="The SKU whose chances were credited, if any.")
+    points: int | None = Field(description="The points earned, if any.")
+    created_at: datetime
+
+    @classmethod
+    def of(cls, r: RebateOrder) -> RebateOut:
+        return cls(
+            order_id=r.order_id, activity_id=r.activity_id, behaviour=r.behaviour,
+            business_key=r.business_key, sku=r.sku, points=r.points, created_at=r.created_at,
+        )  # fmt: skip
+
+
+class SignInOut(BaseModel):
+    granted: bool = Field(description="False: already signed in today; nothing granted again.")
+    day: date = Field(description="Today in the activity's time zone.")
+    streak: int = Field(description="Consecutive days signed in, up to today.")
+    rebate: RebateOut
+
+
+class SignInsOut(BaseModel):
+    month: str = Field(examples=["2026-11"])
+    days: list[int] = Field(description="The days of the month signed in, ascending.")
+    today: date
+    signed_today: bool
+    streak: int = Field(
+        description="Consecutive days signed in up to today (up to yesterday while today is "
+        "not signed yet)."
+    )
+
+
+class BehaviourIn(BaseModel):
+    user_id: str = Field(min_length=1, max_length=32)
+    activity_id: int
+    behaviour: str = Field(min_length=1, max_length=32, examples=["share"])
+    business_key: str = Field(
+        min_length=1, max_length=64, description="What makes two reports one, e.g. a payment id."
+    )
+
+
+class BehaviourOut(BaseModel):
+    granted: bool = Field(description="False: rebated before under this business key.")
+    rebate: RebateOut

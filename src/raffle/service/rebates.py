@@ -1,0 +1,224 @@
+"""Behaviour rebates: a behaviour granted once per business key, and daily sign-in with
+its calendar and streak."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from raffle.domain.activity import Activity
+from raffle.domain.draws import ActivityNotOpen
+from raffle.domain.rebates import (
+    SIGN_IN,
+    NoRebateRule,
+    RebateOrder,
+    RebateRule,
+    check_behaviour,
+    streak,
+)
+from raffle.domain.users import InvalidInput
+from raffle.service import ids
+from raffle.service.catalogue import Catalogue
+from raffle.service.points import earn, retried
+from raffle.service.ports import Clock, Shards, SignInCalendar, UnitOfWork
+from raffle.service.quotas import credit_sku
+from raffle.service.sku_units import held_unit
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Behaviour:
+    user_id: str
+    activity_id: int
+    behaviour: str
+    business_key: str  # what makes two reports the same, e.g. the day or a payment id
+
+
+@dataclass(frozen=True, slots=True)
+class RebateResult:
+    granted: bool  # False: rebated before under this business key; nothing changed now
+    order: RebateOrder
+
+
+async def rebate(
+    cmd: Behaviour,
+    *,
+    catalogue: Catalogue,
+    config: Callable[[], UnitOfWork],
+    shards: Shards,
+    clock: Clock,
+) -> RebateResult:
+    """Grant what the activity's rule for the behaviour grants, once per business key.
+
+    The rebate order, its top-up and its points are one transaction on the user's shard;
+    the rebate order's unique key makes a concurrent twin wait for the first and then do
+    nothing. A sold-out SKU refuses the whole rebate (nothing granted, nothing recorded).
+    """
+    return await _rebate(cmd, clock.now(), catalogue=catalogue, config=config, shards=shards)
+
+
+async def _rebate(
+    cmd: Behaviour,
+    now: datetime,
+    *,
+    catalogue: Catalogue,
+    config: Callable[[], UnitOfWork],
+    shards: Shards,
+) -> RebateResult:
+    check_behaviour(cmd.behaviour, cmd.business_key)
+    activity = await catalogue.activity(cmd.activity_id)
+    if not activity.is_open(now):
+        raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open")
+    rule = (await catalogue.rebate_rules(activity.id)).get(cmd.behaviour)
+    if rule is None or not rule.enabled:
+        raise NoRebateRule(f"activity {activity.id} has no rebate for {cmd.behaviour!r}")
+    sku = await catalogue.sku(rule.sku) if rule.sku is not None else None
+    pack = await catalogue.pack(sku.pack_id) if sku is not None else None
+    key = (cmd.user_id, activity.id, cmd.behaviour, cmd.business_key)
+
+    async def once() -> RebateResult:
+        async with shards.for_user(cmd.user_id) as uow:  # most repeats end here, cheaply
+            if (found := await uow.rebates.get(*key)) is not None:
+                return RebateResult(False, found)
+        order = _order(cmd, rule, now)
+        async with held_unit(config, rule.sku) as hold, shards.for_user(cmd.user_id) as uow:
+            if not await uow.rebates.add(order):
+                found = await uow.rebates.get(*key)
+                assert found is not None, "the twin that won has committed its order"
+                return RebateResult(False, found)
+            if sku is not None and pack is not None:
+                await credit_sku(uow, cmd.user_id, sku, pack, activity, order.business_no, now)
+            if rule.points is not None:
+                await earn(
+                    uow,
+                    user_id=cmd.user_id,
+                    amount=rule.points,
+                    out_business_no=order.business_no,
+                    reason=f"rebate {cmd.behaviour}"[:64],
+                    now=now,
+                )
+            await uow.commit()
+            hold.keep()
+        return RebateResult(True, order)
+
+    return await retried(once)
+
+
+def _order(cmd: Behaviour, rule: RebateRule, now: datetime) -> RebateOrder:
+    return RebateOrder(
+        order_id=ids.order_id(now),
+        user_id=cmd.user_id,
+        activity_id=cmd.activity_id,
+        behaviour=cmd.behaviour,
+        business_key=cmd.business_key,
+        sku=rule.sku,
+        points=rule.points,
+        created_at=now,
+    )
+
+
+# --- daily sign-in ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    granted: bool  # False: already signed in today; nothing granted again
+    day: date  # today, in the activity's time zone
+    order: RebateOrder
+    streak: int
+
+
+async def sign_in(
+    user_id: str,
+    activity_id: int,
+    *,
+    catalogue: Catalogue,
+    config: Callable[[], UnitOfWork],
+    shards: Shards,
+    clock: Clock,
+    calendar: SignInCalendar,
+) -> SignIn:
+    """Sign in today (the activity's calendar day): the `sign_in` rebate, once a day."""
+    now = clock.now()  # once: the business key and the rebate's time agree at midnight
+    activity = await catalogue.activity(activity_id)
+    today = _local_day(activity, now)
+    cmd = Behaviour(user_id, activity_id, SIGN_IN, today.isoformat())
+    done = await _rebate(cmd, now, catalogue=catalogue, config=config, shards=shards)
+    # Also on a repeat: it heals a mark that an earlier call failed to write.
+    await calendar.mark(user_id, activity_id, today)
+    return SignIn(
+        done.granted, today, done.order, await _streak(user_id, activity, today, calendar)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SignIns:
+    month: date  # its first day
+    days: list[int]  # days of the month signed, ascending
+    today: date
+    signed_today: bool
+    streak: int
+
+
+async def sign_ins(
+    user_id: str,
+    activity_id: int,
+    month: str | None,
+    *,
+    catalogue: Catalogue,
+    clock: Clock,
+    calendar: SignInCalendar,
+) -> SignIns:
+    """My sign-in calendar for `month` (YYYY-MM; None: this month) and my current streak."""
+    activity = await catalogue.activity(activity_id)
+    today = _local_day(activity, clock.now())
+    first = _month(month) if month is not None else today.replace(day=1)
+    days = await calendar.month(user_id, activity_id, first)
+    mine = await calendar.month(user_id, activity_id, today.replace(day=1))
+    count = await _streak(user_id, activity, today, calendar)
+    return SignIns(first, sorted(days), today, today.day in mine, count)
+
+
+async def signed_days(
+    shards: Shards, user_id: str, activity_id: int, month: date
+) -> frozenset[int]:
+    """The days of `month` the user signed in, from the rebate orders (the truth)."""
+    prefix = month.strftime("%Y-%m")
+    async with shards.for_user(user_id) as uow:
+        keys = await uow.rebates.keys(user_id, activity_id, SIGN_IN, f"{prefix}-01", f"{prefix}-31")
+    return frozenset(int(k[8:10]) for k in keys)
+
+
+async def _streak(user_id: str, activity: Activity, today: date, calendar: SignInCalendar) -> int:
+    """The streak ending today (or yesterday), reading earlier months only while it might
+    run into them, and never before the activity began."""
+    start = activity.begin_at.astimezone(ZoneInfo(activity.time_zone)).date().replace(day=1)
+    signed: set[date] = set()
+    month = today.replace(day=1)
+    while month >= start:
+        days = await calendar.month(user_id, activity.id, month)
+        signed |= {month.replace(day=d) for d in days}
+        count = streak(frozenset(signed), today)
+        reached = today - timedelta(days=count if today in signed else count + 1)
+        if reached >= month:  # the streak stops inside the months read
+            return count
+        month = (month - timedelta(days=1)).replace(day=1)
+    return streak(frozenset(signed), today)
+
+
+def _local_day(activity: Activity, now: datetime) -> date:
+    return now.astimezone(ZoneInfo(activity.time_zone)).date()
+
+
+def _month(text: str) -> date:
+    try:
+        year, month = text.split("-")
+        if len(year) != 4 or len(month) != 2:
+            raise ValueError(text)
+        return date(int(year), int(month), 1)
+    except ValueError:
+        raise InvalidInput(f"month must read YYYY-MM, got {text!r}") from None
