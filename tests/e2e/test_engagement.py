@@ -117,6 +117,10 @@ async def test_operators_report_behaviours_once_per_business_key(api: Api) -> No
         "/api/admin/behaviours", headers=admin, json={**body, "behaviour": "comment"}
     )
     assert (unknown.status_code, unknown.json()["code"]) == (404, "no_rebate_rule")
+    built_in = await api.client.post(
+        "/api/admin/behaviours", headers=admin, json={**body, "behaviour": "sign_in"}
+    )
+    assert (built_in.status_code, built_in.json()["code"]) == (422, "invalid_behaviour")
     forbidden = await api.client.post("/api/admin/behaviours", headers=player, json=body)
     assert (forbidden.status_code, forbidden.json()["code"]) == (403, "forbidden")
     points = (await api.client.get("/api/me/points", headers=player)).json()

@@ -157,3 +157,27 @@ async def test_sign_in_is_the_built_in_behaviour() -> None:
     w = rebating(sign_in=(None, 3))
     done = await _sign_in(w)
     assert (done.order.behaviour, done.order.business_key) == (SIGN_IN, "2026-11-21")
+
+
+async def test_operators_cannot_report_the_built_in_sign_in() -> None:
+    w = rebating(sign_in=(None, 3))
+    with pytest.raises(InvalidBehaviour, match="signing in"):
+        await _report(w, SIGN_IN, "2026-11-21")
+    assert w.shards.store.rebates == {}
+
+
+async def test_months_outside_the_activity_are_empty_without_asking_the_calendar() -> None:
+    w = rebating(sign_in=(None, 3))
+    await _sign_in(w)
+    asked: list[date] = []
+
+    async def load(user_id: str, activity_id: int, month: date) -> frozenset[int]:
+        asked.append(month)
+        return await signed_days(w.shards, user_id, activity_id, month)
+
+    found = await sign_ins(
+        "alice", ACTIVITY, "2031-05", catalogue=w.catalogue, clock=w.clock,
+        calendar=DatabaseSignInCalendar(load),
+    )  # fmt: skip
+    assert (found.days, found.signed_today, found.streak) == ([], True, 1)
+    assert asked == [date(2026, 11, 1)]  # this month only, read once

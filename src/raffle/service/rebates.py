@@ -13,6 +13,7 @@ from raffle.domain.activity import Activity
 from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.rebates import (
     SIGN_IN,
+    InvalidBehaviour,
     NoRebateRule,
     RebateOrder,
     RebateRule,
@@ -58,6 +59,9 @@ async def rebate(
     the rebate order's unique key makes a concurrent twin wait for the first and then do
     nothing. A sold-out SKU refuses the whole rebate (nothing granted, nothing recorded).
     """
+    if cmd.behaviour == SIGN_IN:
+        # Its business key is a day the calendar reads back: only `sign_in` itself writes it.
+        raise InvalidBehaviour(f"{SIGN_IN!r} is reported by the player signing in")
     return await _rebate(cmd, clock.now(), catalogue=catalogue, config=config, shards=shards)
 
 
@@ -150,9 +154,8 @@ async def sign_in(
     done = await _rebate(cmd, now, catalogue=catalogue, config=config, shards=shards)
     # Also on a repeat: it heals a mark that an earlier call failed to write.
     await calendar.mark(user_id, activity_id, today)
-    return SignIn(
-        done.granted, today, done.order, await _streak(user_id, activity, today, calendar)
-    )
+    count = await _streak(_Months(calendar, user_id, activity), today)
+    return SignIn(done.granted, today, done.order, count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,10 +180,10 @@ async def sign_ins(
     activity = await catalogue.activity(activity_id)
     today = _local_day(activity, clock.now())
     first = _month(month) if month is not None else today.replace(day=1)
-    days = await calendar.month(user_id, activity_id, first)
-    mine = await calendar.month(user_id, activity_id, today.replace(day=1))
-    count = await _streak(user_id, activity, today, calendar)
-    return SignIns(first, sorted(days), today, today.day in mine, count)
+    months = _Months(calendar, user_id, activity)
+    days = await months.days(first)
+    signed_today = today.day in await months.days(today.replace(day=1))
+    return SignIns(first, sorted(days), today, signed_today, await _streak(months, today))
 
 
 async def signed_days(
@@ -190,24 +193,46 @@ async def signed_days(
     prefix = month.strftime("%Y-%m")
     async with shards.for_user(user_id) as uow:
         keys = await uow.rebates.keys(user_id, activity_id, SIGN_IN, f"{prefix}-01", f"{prefix}-31")
-    return frozenset(int(k[8:10]) for k in keys)
+    return frozenset(int(k[8:]) for k in keys if len(k) == 10 and k[8:].isdigit())
 
 
-async def _streak(user_id: str, activity: Activity, today: date, calendar: SignInCalendar) -> int:
+class _Months:
+    """One user's sign-in days by month in one activity, each month asked for once."""
+
+    def __init__(self, calendar: SignInCalendar, user_id: str, activity: Activity) -> None:
+        self._calendar = calendar
+        self._user_id = user_id
+        self.activity = activity
+        self._read: dict[date, frozenset[int]] = {}
+
+    async def days(self, month: date) -> frozenset[int]:
+        if not _within(self.activity, month):
+            return frozenset()  # never asked: a month outside the window makes no Redis key
+        if month not in self._read:
+            self._read[month] = await self._calendar.month(self._user_id, self.activity.id, month)
+        return self._read[month]
+
+
+async def _streak(months: _Months, today: date) -> int:
     """The streak ending today (or yesterday), reading earlier months only while it might
     run into them, and never before the activity began."""
-    start = activity.begin_at.astimezone(ZoneInfo(activity.time_zone)).date().replace(day=1)
     signed: set[date] = set()
     month = today.replace(day=1)
-    while month >= start:
-        days = await calendar.month(user_id, activity.id, month)
-        signed |= {month.replace(day=d) for d in days}
+    while _within(months.activity, month):
+        signed |= {month.replace(day=d) for d in await months.days(month)}
         count = streak(frozenset(signed), today)
         reached = today - timedelta(days=count if today in signed else count + 1)
         if reached >= month:  # the streak stops inside the months read
             return count
         month = (month - timedelta(days=1)).replace(day=1)
     return streak(frozenset(signed), today)
+
+
+def _within(activity: Activity, month: date) -> bool:
+    """Whether the month overlaps the activity's window: no sign-in can fall outside it."""
+    zone = ZoneInfo(activity.time_zone)
+    begin = activity.begin_at.astimezone(zone).date().replace(day=1)
+    return begin <= month <= activity.end_at.astimezone(zone).date()
 
 
 def _local_day(activity: Activity, now: datetime) -> date:
