@@ -44,7 +44,7 @@ async def test_signing_in_twice_a_day_rebates_once(api: Api) -> None:
     assert points["balance"] == {"total": 10, "available": 10}
     assert [o["reason"] for o in points["orders"]] == ["rebate sign_in"]
     account = (await api.client.get(f"/api/activities/{ACTIVITY}/account", headers=auth)).json()
-    assert account["total"] == 5  # the sign-in SKU's pack
+    assert account["total"] == 10 + 5  # the welcome pack (first visit) and the SKU's pack
 
 
 async def test_a_sign_in_retried_with_its_key_is_replayed(api: Api) -> None:
@@ -93,7 +93,7 @@ async def test_points_buy_chances_and_a_short_balance_changes_nothing(api: Api) 
     assert body["exchanged"] is True
     assert body["balance"] == {"total": 100, "available": 0}
     assert (body["order"]["kind"], body["order"]["amount"]) == ("spend", 100)
-    assert body["account"]["total"] == 10  # the sign-in's 5 and the exchange's 5
+    assert body["account"]["total"] == 10 + 5 + 5  # welcome, sign-in, exchange
     page = (await api.client.get("/api/me/points?limit=5", headers=auth)).json()
     assert len(page["orders"]) == 5
     assert page["orders"][0]["kind"] == "spend"

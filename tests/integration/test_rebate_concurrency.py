@@ -97,7 +97,7 @@ async def test_a_hundred_sign_ins_at_once_rebate_once(build: Build) -> None:
     results = await asyncio.gather(*(_sign_in(raffle, "eager") for _ in range(100)))
     assert sum(r.granted for r in results) == 1
     assert len({r.order.order_id for r in results}) == 1
-    assert await _state(raffle, "eager") == (POINTS, 1, 20, 1)
+    assert await _state(raffle, "eager") == (POINTS, 1, 20 + 20, 1)  # welcome + rebate
     assert await _stock_left(raffle) == STOCK - 1  # every repeat gave its unit back
     calendar = await sign_ins(
         "eager", ACTIVITY, None, catalogue=raffle.catalogue, clock=raffle.clock,
@@ -114,7 +114,7 @@ async def test_sign_ins_just_before_and_after_midnight_rebate_twice(build: Build
     after = await asyncio.gather(*(_sign_in(raffle, "owl") for _ in range(20)))
     assert (sum(r.granted for r in before), sum(r.granted for r in after)) == (1, 1)
     assert {r.order.business_key for r in before + after} == {"2026-11-21", "2026-11-22"}
-    assert await _state(raffle, "owl") == (2 * POINTS, 2, 40, 2)
+    assert await _state(raffle, "owl") == (2 * POINTS, 2, 20 + 40, 2)
     assert max(r.streak for r in after) == 2
 
 
@@ -144,7 +144,7 @@ async def test_fifty_exchanges_at_once_on_a_balance_for_three_exchange_three(
     available, orders, credited, _ = await _state(raffle, "buyer")
     assert available == 99  # never below zero: 3 x 100 of 399
     assert orders == 4  # the gift and three spends: a refused exchange leaves no order
-    assert credited == 3 * 20
+    assert credited == 20 + 3 * 20  # the welcome pack and three packs
     assert await _stock_left(raffle) == STOCK - 3
     async with raffle.shards.for_user("buyer") as uow:
         assert (await uow.top_ups.exists("buyer", "gift")) is False
@@ -173,5 +173,5 @@ async def test_one_exchange_key_sent_twenty_times_at_once_exchanges_once(build: 
     )
     assert sum(r.exchanged for r in results) == 1
     assert len({r.order.order_id for r in results}) == 1
-    assert (await _state(raffle, "twin"))[:3] == (9 * PRICE, 2, 20)
+    assert (await _state(raffle, "twin"))[:3] == (9 * PRICE, 2, 20 + 20)
     assert await _stock_left(raffle) == STOCK - 1

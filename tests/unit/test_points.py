@@ -71,7 +71,7 @@ async def test_an_exchange_debits_the_price_and_credits_the_skus_chances() -> No
     assert done.exchanged
     assert (done.points.available, done.points.total) == (150, 250)
     assert done.order.amount == PRICE
-    assert done.account.total == 5  # pack 22 credited; no welcome pack opened by an exchange
+    assert done.account.total == 10 + 5  # a first touch opens the welcome pack; pack 22 added
     assert w.config.sku_left[SKU] == 99
 
 
@@ -83,7 +83,7 @@ async def test_an_exchange_retried_with_its_key_happens_once() -> None:
     assert not again.exchanged
     assert again.order == first.order
     assert again.points.available == 150
-    assert again.account.total == 5
+    assert again.account.total == 15
     assert w.config.sku_left[SKU] == 99
 
 

@@ -90,6 +90,7 @@ async def test_signing_in_twice_a_day_rebates_once() -> None:
     assert first.day == date(2026, 11, 21)  # 12:00 UTC is 20:00 in Shanghai
     assert w.shards.store.points["alice"].available == 10
     assert len(w.shards.store.top_ups) == 1
+    assert w.shards.store.accounts["alice", ACTIVITY][0] == 10 + 5  # welcome pack + pack 22
     assert w.config.sku_left[SKU] == 99  # the repeat gave its unit back
 
 

@@ -22,7 +22,7 @@ from raffle.domain.quota import QuotaAccount
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
-from raffle.service.quotas import credit_sku
+from raffle.service.quotas import credit_sku, welcome_first
 from raffle.service.sku_units import held_unit
 
 T = TypeVar("T")
@@ -118,6 +118,7 @@ async def exchange(
         raise InvalidPoints(f"SKU {sku.sku} is not sold for points")
     pack = await catalogue.pack(sku.pack_id)
     activity = await catalogue.activity(sku.activity_id)
+    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
     now = clock.now()
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open")
@@ -155,6 +156,7 @@ async def exchange(
                 return await result(uow, False)
             order = await uow.points.by_business_no(cmd.user_id, business_no)
             assert order is not None
+            await welcome_first(uow, cmd.user_id, activity, welcome, now)
             credited = await credit_sku(
                 uow, cmd.user_id, sku, pack, activity, f"points-{order.order_id}", now
             )

@@ -95,6 +95,16 @@ async def credit_sku(
     return credited
 
 
+async def welcome_first(
+    uow: ShardUnitOfWork, user_id: str, activity: Activity, welcome: QuotaPack | None, now: datetime
+) -> None:
+    """Open the account with the welcome pack if this is the user's first touch of the
+    activity, so that chances credited before their first visit do not cost them the pack."""
+    day, month = activity.day(now), activity.month(now)
+    if welcome is not None and await uow.quotas.get(user_id, activity.id, day, month) is None:
+        await uow.quotas.open(user_id, activity.id, welcome)
+
+
 async def my_account(
     user_id: str, activity_id: int, *, catalogue: Catalogue, shards: Shards, clock: Clock
 ) -> QuotaAccount:

@@ -25,7 +25,7 @@ from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.points import earn, retried
 from raffle.service.ports import Clock, Shards, SignInCalendar, UnitOfWork
-from raffle.service.quotas import credit_sku
+from raffle.service.quotas import credit_sku, welcome_first
 from raffle.service.sku_units import held_unit
 
 log = logging.getLogger(__name__)
@@ -82,6 +82,7 @@ async def _rebate(
         raise NoRebateRule(f"activity {activity.id} has no rebate for {cmd.behaviour!r}")
     sku = await catalogue.sku(rule.sku) if rule.sku is not None else None
     pack = await catalogue.pack(sku.pack_id) if sku is not None else None
+    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
     key = (cmd.user_id, activity.id, cmd.behaviour, cmd.business_key)
 
     async def once() -> RebateResult:
@@ -95,6 +96,7 @@ async def _rebate(
                 assert found is not None, "the twin that won has committed its order"
                 return RebateResult(False, found)
             if sku is not None and pack is not None:
+                await welcome_first(uow, cmd.user_id, activity, welcome, now)
                 await credit_sku(uow, cmd.user_id, sku, pack, activity, order.business_no, now)
             if rule.points is not None:
                 await earn(
