@@ -8,6 +8,8 @@ from datetime import date
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from raffle.adapters.sign_in_calendar import RedisSignInCalendar
 
@@ -94,7 +96,8 @@ async def test_an_empty_month_is_remembered_as_empty(
 
 
 async def test_a_redis_that_does_not_answer_falls_back_to_the_database(truth: Truth) -> None:
-    dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)  # nothing listens
+    # Nothing listens on port 1; no retries, so the test does not wait out their back-off.
+    dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2, retry=Retry(NoBackoff(), 0))
     calendar = RedisSignInCalendar(dead, truth.load)
     try:
         await calendar.mark("dave", 7, date(2026, 11, 9))  # logged, not raised

@@ -7,9 +7,10 @@ import pytest
 from raffle.domain.activity import ActivityState
 from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.points import InsufficientPoints, InvalidPoints, PointsAccount
-from raffle.domain.quota import SkuSoldOut
+from raffle.domain.quota import Sku, SkuSoldOut
+from raffle.service.idempotency import KeyReused
 from raffle.service.points import Exchange, ExchangeResult, earn, exchange, my_points, spend
-from tests.unit.usecase_world import SKU, World, world
+from tests.unit.usecase_world import ACTIVITY, SKU, World, world
 
 PRICE = 100  # the world's SKU costs 100 points and sells pack 22 (5 chances)
 
@@ -85,6 +86,21 @@ async def test_an_exchange_retried_with_its_key_happens_once() -> None:
     assert again.points.available == 150
     assert again.account.total == 15
     assert w.config.sku_left[SKU] == 99
+
+
+async def test_an_exchange_key_used_again_for_another_sku_is_refused() -> None:
+    w = world()
+    w.config.skus[32] = Sku(32, ACTIVITY, 22, 10, 50)
+    w.config.sku_left[32] = 10
+    await _earn(w, 250, "e-1")
+    await _exchange(w, key="k-1")
+    with pytest.raises(KeyReused):
+        await exchange(
+            Exchange("alice", 32, "k-1"), catalogue=w.catalogue, config=w.uow,
+            shards=w.shards, clock=w.clock,
+        )  # fmt: skip
+    assert w.shards.store.points["alice"].available == 150
+    assert w.config.sku_left[32] == 10
 
 
 async def test_an_exchange_without_enough_points_changes_nothing() -> None:

@@ -21,6 +21,7 @@ from raffle.domain.points import (
 from raffle.domain.quota import QuotaAccount
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
+from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
 from raffle.service.quotas import credit_sku, welcome_first
 from raffle.service.sku_units import held_unit
@@ -123,6 +124,7 @@ async def exchange(
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open")
     business_no = exchange_business_no(cmd.request_key, now)
+    reason = f"exchange sku {sku.sku}"
     day, month = activity.day(now), activity.month(now)
 
     async def result(uow: ShardUnitOfWork, exchanged: bool) -> ExchangeResult:
@@ -135,7 +137,9 @@ async def exchange(
 
     async def once() -> ExchangeResult:
         async with shards.for_user(cmd.user_id) as uow:  # read only: repeats and the balance
-            if await uow.points.by_business_no(cmd.user_id, business_no):
+            if found := await uow.points.by_business_no(cmd.user_id, business_no):
+                if found.reason != reason:
+                    raise KeyReused("this Idempotency-Key exchanged another SKU")
                 return await result(uow, False)
             balance = await uow.points.account(cmd.user_id)
             if balance is None or balance.available < sku.price_points:
@@ -149,7 +153,7 @@ async def exchange(
                 user_id=cmd.user_id,
                 amount=sku.price_points,
                 out_business_no=business_no,
-                reason=f"exchange sku {sku.sku}",
+                reason=reason,
                 now=now,
             )
             if not spent:  # a concurrent retry of this key got there first
