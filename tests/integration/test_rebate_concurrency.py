@@ -175,3 +175,22 @@ async def test_one_exchange_key_sent_twenty_times_at_once_exchanges_once(build: 
     assert len({r.order.order_id for r in results}) == 1
     assert (await _state(raffle, "twin"))[:3] == (9 * PRICE, 2, 20 + 20)
     assert await _stock_left(raffle) == STOCK - 1
+
+
+async def test_the_calendar_survives_redis_losing_its_data(build: Build) -> None:
+    clock = SettableClock(datetime(2026, 11, 29, 4, tzinfo=UTC))
+    raffle = await build(rebating(now=clock.current), clock)
+    for day in (29, 30):
+        clock.current = datetime(2026, 11, day, 4, tzinfo=UTC)
+        await _sign_in(raffle, "steady")
+    clock.current = datetime(2026, 12, 1, 4, tzinfo=UTC)
+    await _sign_in(raffle, "steady")
+    if raffle.redis is not None:
+        await raffle.redis.flushdb()  # every bitmap gone; the rebate orders remain
+    found = await sign_ins(
+        "steady", ACTIVITY, "2026-11", catalogue=raffle.catalogue, clock=raffle.clock,
+        calendar=raffle.calendar,
+    )  # fmt: skip
+    assert (found.days, found.signed_today, found.streak) == ([29, 30], True, 3)
+    if raffle.redis is not None:
+        assert await raffle.redis.exists("raffle:sign-in:1:steady:2026-11") == 1  # rebuilt
