@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
+from raffle.domain.activity import Activity
 from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.errors import Contention
 from raffle.domain.points import (
@@ -18,7 +19,7 @@ from raffle.domain.points import (
     PointsKind,
     PointsOrder,
 )
-from raffle.domain.quota import QuotaAccount
+from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.idempotency import KeyReused
@@ -117,60 +118,72 @@ async def exchange(
     sku = await catalogue.sku(cmd.sku)
     if sku.price_points <= 0:
         raise InvalidPoints(f"SKU {sku.sku} is not sold for points")
-    pack = await catalogue.pack(sku.pack_id)
     activity = await catalogue.activity(sku.activity_id)
-    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
     now = clock.now()
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open")
-    business_no = exchange_business_no(cmd.request_key, now)
-    reason = f"exchange sku {sku.sku}"
-    day, month = activity.day(now), activity.month(now)
+    purchase = _Purchase(
+        cmd.user_id, sku, await catalogue.pack(sku.pack_id), activity,
+        await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None,
+        exchange_business_no(cmd.request_key, now), now,
+    )  # fmt: skip
+    return await retried(lambda: _exchange(purchase, config, shards))
 
-    async def result(uow: ShardUnitOfWork, exchanged: bool) -> ExchangeResult:
-        order = await uow.points.by_business_no(cmd.user_id, business_no)
-        assert order is not None, "an exchange always leaves its points order"
-        points = await uow.points.account(cmd.user_id) or PointsAccount(cmd.user_id)
-        found = await uow.quotas.get(cmd.user_id, activity.id, day, month)
-        account = found or QuotaAccount(cmd.user_id, activity.id, 0, 0, 0, 0, 0, 0)
-        return ExchangeResult(exchanged, order, points, account)
 
-    async def once() -> ExchangeResult:
-        async with shards.for_user(cmd.user_id) as uow:  # read only: repeats and the balance
-            if found := await uow.points.by_business_no(cmd.user_id, business_no):
-                if found.reason != reason:
-                    raise KeyReused("this Idempotency-Key exchanged another SKU")
-                return await result(uow, False)
-            balance = await uow.points.account(cmd.user_id)
-            if balance is None or balance.available < sku.price_points:
-                raise InsufficientPoints(
-                    f"SKU {sku.sku} costs {sku.price_points} points; "
-                    f"{balance.available if balance else 0} available"
-                )
-        async with held_unit(config, sku.sku) as hold, shards.for_user(cmd.user_id) as uow:
-            spent = await spend(
-                uow,
-                user_id=cmd.user_id,
-                amount=sku.price_points,
-                out_business_no=business_no,
-                reason=reason,
-                now=now,
+@dataclass(frozen=True, slots=True)
+class _Purchase:
+    user_id: str
+    sku: Sku
+    pack: QuotaPack
+    activity: Activity
+    welcome: QuotaPack | None
+    business_no: str
+    now: datetime
+
+    @property
+    def reason(self) -> str:
+        return f"exchange sku {self.sku.sku}"
+
+
+async def _exchange(
+    p: _Purchase, config: Callable[[], UnitOfWork], shards: Shards
+) -> ExchangeResult:
+    async with shards.for_user(p.user_id) as uow:  # read only: a repeat, or a short balance
+        if (found := await uow.points.by_business_no(p.user_id, p.business_no)) is not None:
+            if found.reason != p.reason:
+                raise KeyReused("this Idempotency-Key exchanged another SKU")
+            return await _result(uow, p, exchanged=False)
+        balance = await uow.points.account(p.user_id) or PointsAccount(p.user_id)
+        if balance.available < p.sku.price_points:
+            raise InsufficientPoints(
+                f"SKU {p.sku.sku} costs {p.sku.price_points} points; {balance.available} available"
             )
-            if not spent:  # a concurrent retry of this key got there first
-                return await result(uow, False)
-            order = await uow.points.by_business_no(cmd.user_id, business_no)
-            assert order is not None
-            await welcome_first(uow, cmd.user_id, activity, welcome, now)
-            credited = await credit_sku(
-                uow, cmd.user_id, sku, pack, activity, f"points-{order.order_id}", now
-            )
-            assert credited, "a new points order's top-up number is new too"
-            done = await result(uow, True)
-            await uow.commit()
-            hold.keep()
-        return done
+    async with held_unit(config, p.sku.sku) as hold, shards.for_user(p.user_id) as uow:
+        spent = await spend(
+            uow, user_id=p.user_id, amount=p.sku.price_points, out_business_no=p.business_no,
+            reason=p.reason, now=p.now,
+        )  # fmt: skip
+        if not spent:
+            return await _result(uow, p, exchanged=False)  # a concurrent twin got there first
+        order = await uow.points.by_business_no(p.user_id, p.business_no)
+        assert order is not None
+        await welcome_first(uow, p.user_id, p.activity, p.welcome, p.now)
+        top_up_no = f"points-{order.order_id}"  # new with the points order, so never a repeat
+        await credit_sku(uow, p.user_id, p.sku, p.pack, p.activity, top_up_no, p.now)
+        done = await _result(uow, p, exchanged=True)
+        await uow.commit()
+        hold.keep()
+    return done
 
-    return await retried(once)
+
+async def _result(uow: ShardUnitOfWork, p: _Purchase, *, exchanged: bool) -> ExchangeResult:
+    order = await uow.points.by_business_no(p.user_id, p.business_no)
+    assert order is not None, "an exchange always leaves its points order"
+    points = await uow.points.account(p.user_id) or PointsAccount(p.user_id)
+    day, month = p.activity.day(p.now), p.activity.month(p.now)
+    found = await uow.quotas.get(p.user_id, p.activity.id, day, month)
+    account = found or QuotaAccount(p.user_id, p.activity.id, 0, 0, 0, 0, 0, 0)
+    return ExchangeResult(exchanged, order, points, account)
 
 
 async def retried(run: Callable[[], Awaitable[T]]) -> T:

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 from raffle.domain.activity import Activity
 from raffle.domain.draws import ActivityNotOpen
+from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import (
     SIGN_IN,
     InvalidBehaviour,
@@ -81,37 +82,48 @@ async def _rebate(
     if rule is None or not rule.enabled:
         raise NoRebateRule(f"activity {activity.id} has no rebate for {cmd.behaviour!r}")
     sku = await catalogue.sku(rule.sku) if rule.sku is not None else None
-    pack = await catalogue.pack(sku.pack_id) if sku is not None else None
-    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
-    key = (cmd.user_id, activity.id, cmd.behaviour, cmd.business_key)
+    grant = _Grant(
+        cmd, rule, activity, now,
+        (sku, await catalogue.pack(sku.pack_id)) if sku is not None else None,
+        await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None,
+    )  # fmt: skip
+    return await retried(lambda: _grant(grant, config, shards))
 
-    async def once() -> RebateResult:
-        async with shards.for_user(cmd.user_id) as uow:  # most repeats end here, cheaply
-            if (found := await uow.rebates.get(*key)) is not None:
-                return RebateResult(False, found)
-        order = _order(cmd, rule, now)
-        async with held_unit(config, rule.sku) as hold, shards.for_user(cmd.user_id) as uow:
-            if not await uow.rebates.add(order):
-                found = await uow.rebates.get(*key)
-                assert found is not None, "the twin that won has committed its order"
-                return RebateResult(False, found)
-            if sku is not None and pack is not None:
-                await welcome_first(uow, cmd.user_id, activity, welcome, now)
-                await credit_sku(uow, cmd.user_id, sku, pack, activity, order.business_no, now)
-            if rule.points is not None:
-                await earn(
-                    uow,
-                    user_id=cmd.user_id,
-                    amount=rule.points,
-                    out_business_no=order.business_no,
-                    reason=f"rebate {cmd.behaviour}"[:64],
-                    now=now,
-                )
-            await uow.commit()
-            hold.keep()
-        return RebateResult(True, order)
 
-    return await retried(once)
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    cmd: Behaviour
+    rule: RebateRule
+    activity: Activity
+    now: datetime
+    chances: tuple[Sku, QuotaPack] | None  # the rule's SKU and the pack it sells
+    welcome: QuotaPack | None
+
+
+async def _grant(g: _Grant, config: Callable[[], UnitOfWork], shards: Shards) -> RebateResult:
+    cmd = g.cmd
+    key = (cmd.user_id, cmd.activity_id, cmd.behaviour, cmd.business_key)
+    async with shards.for_user(cmd.user_id) as uow:  # most repeats end here, cheaply
+        if (found := await uow.rebates.get(*key)) is not None:
+            return RebateResult(False, found)
+    order = _order(cmd, g.rule, g.now)
+    async with held_unit(config, g.rule.sku) as hold, shards.for_user(cmd.user_id) as uow:
+        if not await uow.rebates.add(order):
+            found = await uow.rebates.get(*key)
+            assert found is not None, "the twin that won has committed its order"
+            return RebateResult(False, found)
+        if g.chances is not None:
+            await welcome_first(uow, cmd.user_id, g.activity, g.welcome, g.now)
+            sku, pack = g.chances
+            await credit_sku(uow, cmd.user_id, sku, pack, g.activity, order.business_no, g.now)
+        if g.rule.points is not None:
+            await earn(
+                uow, user_id=cmd.user_id, amount=g.rule.points, out_business_no=order.business_no,
+                reason=f"rebate {cmd.behaviour}"[:64], now=g.now,
+            )  # fmt: skip
+        await uow.commit()
+        hold.keep()
+    return RebateResult(True, order)
 
 
 def _order(cmd: Behaviour, rule: RebateRule, now: datetime) -> RebateOrder:
