@@ -15,6 +15,7 @@ from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.fulfilment import CodePool
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 
@@ -118,6 +119,8 @@ class CampaignIn(_Model):
     packs: list[PackIn] = []
     activities: list[ActivityIn] = []
     skus: list[SkuIn] = []
+    # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
+    code_pools: dict[str, list[str]] = {}
 
 
 def read_campaign(path: Path) -> Campaign:
@@ -154,6 +157,7 @@ def _to_domain(parsed: CampaignIn) -> tuple[Campaign, list[InvalidConfig]]:
         packs=_each("packs", parsed.packs, _pack, problems),
         activities=_each("activities", parsed.activities, _activity, problems),
         skus=_each("skus", parsed.skus, _sku, problems),
+        code_pools=tuple(CodePool(name, tuple(codes)) for name, codes in parsed.code_pools.items()),
     )
     return campaign, problems
 

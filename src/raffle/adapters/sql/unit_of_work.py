@@ -15,11 +15,13 @@ from raffle.adapters.sql.config_repositories import (
     SqlSkuRepository,
     SqlUserRepository,
 )
+from raffle.adapters.sql.prize_repositories import SqlCodePoolRepository
 from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     ActivityRepository,
     AwardRepository,
+    CodePoolRepository,
     PackRepository,
     SkuRepository,
     StrategyRepository,
@@ -38,6 +40,7 @@ class SqlUnitOfWork(TransactionScope):
     packs: PackRepository
     skus: SkuRepository
     users: UserRepository
+    code_pools: CodePoolRepository
 
     def _bind(self, connection: AsyncConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -46,6 +49,7 @@ class SqlUnitOfWork(TransactionScope):
         self.packs = SqlPackRepository(connection)
         self.skus = SqlSkuRepository(connection)
         self.users = SqlUserRepository(connection)
+        self.code_pools = SqlCodePoolRepository(connection)
 
 
 def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:

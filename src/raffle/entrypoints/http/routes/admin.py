@@ -45,6 +45,7 @@ async def import_campaign(
             strategies=loaded.strategies,
             activities=loaded.activities,
             skus=loaded.skus,
+            codes=loaded.codes,
         )
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
