@@ -59,7 +59,7 @@ def _coupon_campaign(stock: int | None, codes: int, *, fallback_coupon: bool = F
 
 async def test_a_coupon_prize_may_not_have_more_stock_than_its_pool_has_codes() -> None:
     uow = FakeUnitOfWork()
-    with pytest.raises(InvalidCampaign, match="coupon stock 4 .* exceeds the pool's 3") as error:
+    with pytest.raises(InvalidCampaign, match=r"coupon stock 4 .* exceeds the pool's 3") as error:
         await load_campaign(_coupon_campaign(4, 3), uow)
     assert error.value.problems[0].path == ("strategies", 0, "prizes", 0, "stock")
     assert uow.commits == 0

@@ -16,6 +16,7 @@ from raffle.domain.fulfilment import (
     InvalidCodes,
     PoolStats,
     PrizeNotFound,
+    Shipment,
     ShipmentState,
 )
 from raffle.service.effects import deliver_content, deliver_coupon, deliver_physical
@@ -63,6 +64,12 @@ async def recorded(w: World, *wins: Win) -> None:
             await uow.orders.add(order)
             await uow.wins.add(v)
         await uow.commit()
+
+
+async def addressed(w: World, user: str, order_id: str) -> Shipment:
+    return await give_address(
+        user, order_id, HOME, catalogue=w.catalogue, shards=w.shards, clock=w.clock
+    )
 
 
 async def deliver(w: World, v: Win, *, commit: bool = True) -> None:
@@ -180,7 +187,7 @@ async def test_a_shipment_goes_from_awaiting_an_address_to_shipped() -> None:
     with pytest.raises(IllegalShipment, match="only a ready shipment ships"):
         await ship("alice", "o1", None, shards=w.shards, clock=w.clock)
 
-    ready = await give_address("alice", "o1", HOME, catalogue=w.catalogue, shards=w.shards, clock=w.clock)  # fmt: skip
+    ready = await addressed(w, "alice", "o1")
     assert (ready.state, ready.address) == (ShipmentState.READY, HOME)
     assert await shipments(ShipmentState.READY, None, 10, shards=w.shards) == [ready]
     done = await ship("alice", "o1", "SF1234567890", shards=w.shards, clock=w.clock)
@@ -191,7 +198,7 @@ async def test_a_shipment_goes_from_awaiting_an_address_to_shipped() -> None:
         HOME,
     )
     with pytest.raises(IllegalShipment, match="has shipped") as error:
-        await give_address("alice", "o1", HOME, catalogue=w.catalogue, shards=w.shards, clock=w.clock)  # fmt: skip
+        await addressed(w, "alice", "o1")
     assert error.value.current is ShipmentState.SHIPPED
     with pytest.raises(IllegalShipment):
         await ship("alice", "o1", None, shards=w.shards, clock=w.clock)
@@ -201,7 +208,7 @@ async def test_an_address_given_before_delivery_is_kept_by_it() -> None:
     w = effects_world()
     lamp = win("o1", LAMP)
     await recorded(w, lamp)
-    await give_address("alice", "o1", HOME, catalogue=w.catalogue, shards=w.shards, clock=w.clock)
+    await addressed(w, "alice", "o1")
     await deliver(w, lamp)
 
     (shipment,) = w.shards.store.shipments.values()
@@ -218,7 +225,7 @@ async def test_only_my_own_physical_prize_takes_an_address(user: str, order_id: 
     await recorded(w, win("o1", LAMP), win("o2", COUPON, n=1))
 
     with pytest.raises(PrizeNotFound):
-        await give_address(user, order_id, HOME, catalogue=w.catalogue, shards=w.shards, clock=w.clock)  # fmt: skip
+        await addressed(w, user, order_id)
     assert w.shards.store.shipments == {}
 
 
@@ -227,7 +234,7 @@ async def test_operators_ship_only_the_named_users_shipment() -> None:
     lamp = win("o1", LAMP)
     await recorded(w, lamp)
     await deliver(w, lamp)
-    await give_address("alice", "o1", HOME, catalogue=w.catalogue, shards=w.shards, clock=w.clock)
+    await addressed(w, "alice", "o1")
 
     for user, order_id in [("bob", "o1"), ("alice", "o2")]:
         with pytest.raises(PrizeNotFound):
