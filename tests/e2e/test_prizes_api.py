@@ -40,7 +40,7 @@ async def won(api: Api, user: str, award_id: int, *, delivered: bool = True) -> 
     if delivered:
         award = (await api.raffle.catalogue.awards())[award_id]
         async with api.raffle.shards.for_user(user) as uow:
-            await DELIVERERS[award.kind](uow, win, award, now)
+            await DELIVERERS[award.kind](uow, order_id=order_id, user_id=user, award=award, now=now)
             await uow.commit()
     return order_id
 

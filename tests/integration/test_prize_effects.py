@@ -30,7 +30,6 @@ from raffle.service import ids
 from raffle.service.effects import deliver_content, deliver_coupon, deliver_physical
 from raffle.service.fulfilment import give_address, import_codes, my_access, pool_stats, ship
 from raffle.service.fulfilment import shipments as shipments_in
-from raffle.service.ports import ShardUnitOfWork
 from raffle.service.wins import my_wins
 from raffle.settings import Settings
 from tests.integration.raffles import wired
@@ -39,7 +38,7 @@ ACTIVITY, STRATEGY, THANKS, COUPON, CONTENT, LAMP = 1, 10, 1, 2, 3, 4
 CODES = 100
 NOW = datetime.now(UTC)
 HOME = Address("张三", "138 0013 8000", "上海市 浦东新区", "世纪大道 100 号", "200120")
-Deliverer = Callable[[ShardUnitOfWork, Win, Award, datetime], Awaitable[None]]
+Deliverer = Callable[..., Awaitable[None]]  # (uow, *, order_id, user_id, award, now)
 
 
 def campaign() -> Campaign:
@@ -108,7 +107,9 @@ async def deliver(raffle: Raffle, deliverer: Deliverer, win: Win) -> None:
     for attempt in range(5):
         try:
             async with raffle.shards.for_user(win.user_id) as uow:
-                await deliverer(uow, win, award, NOW)
+                await deliverer(
+                    uow, order_id=win.order_id, user_id=win.user_id, award=award, now=NOW
+                )
                 await uow.commit()
             return
         except Contention:
@@ -157,7 +158,8 @@ async def test_a_claim_kept_after_the_shard_rolled_back_is_the_one_redelivered(
     win = won("liergou", COUPON)
     award = (await raffle.catalogue.awards())[COUPON]
     async with raffle.shards.for_user(win.user_id) as uow:
-        await deliver_coupon(uow, win, award, NOW)  # and the worker dies: no commit
+        # ... and the worker dies: no commit
+        await deliver_coupon(uow, order_id=win.order_id, user_id=win.user_id, award=award, now=NOW)
     first = await codes_of(raffle, [win.order_id])
 
     await deliver(raffle, deliver_coupon, win)

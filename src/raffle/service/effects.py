@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from raffle.domain.awards import Award, AwardKind
-from raffle.domain.draws import Win
 from raffle.domain.fulfilment import AccessGrant, CodePoolEmpty, Shipment
 from raffle.service.ports import ShardUnitOfWork
 
 
-async def deliver_coupon(uow: ShardUnitOfWork, win: Win, award: Award, now: datetime) -> None:
+async def deliver_coupon(
+    uow: ShardUnitOfWork, *, order_id: str, user_id: str, award: Award, now: datetime
+) -> None:
     """Hand the order a code from the pool the award names (its config).
 
     Expects `uow` open on the winner's shard, in the transaction that then completes the
@@ -20,24 +21,27 @@ async def deliver_coupon(uow: ShardUnitOfWork, win: Win, award: Award, now: date
     the same code back and no other order ever gets it, even when the claim committed on the
     pool's database and this transaction did not. Raises CodePoolEmpty when no code is free.
     """
-    _expect(win, award, AwardKind.COUPON)
-    code = await uow.codes.hand_out(award.config, win.order_id, win.user_id, now)
-    if code is None:
-        raise CodePoolEmpty(f"code pool {award.config!r} has no free code for {win.order_id}")
+    _expect(award, AwardKind.COUPON)
+    if await uow.codes.hand_out(award.config, order_id, user_id, now) is None:
+        raise CodePoolEmpty(f"code pool {award.config!r} has no free code for {order_id}")
 
 
-async def deliver_content(uow: ShardUnitOfWork, win: Win, award: Award, now: datetime) -> None:
+async def deliver_content(
+    uow: ShardUnitOfWork, *, order_id: str, user_id: str, award: Award, now: datetime
+) -> None:
     """Grant the winner access to the content the award names (its config).
 
     Expects `uow` open on the winner's shard, in the transaction that then completes the
     award record. Granting again — a redelivery, or content the user holds already — is a
     no-op: the grant is keyed by (user, content) and by the order that granted it.
     """
-    _expect(win, award, AwardKind.CONTENT)
-    await uow.grants.add(AccessGrant(win.user_id, award.config, win.order_id, now))
+    _expect(award, AwardKind.CONTENT)
+    await uow.grants.add(AccessGrant(user_id, award.config, order_id, now))
 
 
-async def deliver_physical(uow: ShardUnitOfWork, win: Win, award: Award, now: datetime) -> None:
+async def deliver_physical(
+    uow: ShardUnitOfWork, *, order_id: str, user_id: str, award: Award, now: datetime
+) -> None:
     """Open the order's shipment, awaiting the player's address.
 
     Expects `uow` open on the winner's shard, in the transaction that then completes the
@@ -45,12 +49,10 @@ async def deliver_physical(uow: ShardUnitOfWork, win: Win, award: Award, now: da
     state (awaiting_address -> ready -> shipped) tracks the rest. Idempotent by order id; an
     address the player gave before delivery ran is kept.
     """
-    _expect(win, award, AwardKind.PHYSICAL)
-    await uow.shipments.open(Shipment.awaiting(win.order_id, win.user_id, award.id, now))
+    _expect(award, AwardKind.PHYSICAL)
+    await uow.shipments.open(Shipment.awaiting(order_id, user_id, award.id, now))
 
 
-def _expect(win: Win, award: Award, kind: AwardKind) -> None:
-    if win.award_id != award.id:
-        raise ValueError(f"order {win.order_id} won award {win.award_id}, not {award.id}")
+def _expect(award: Award, kind: AwardKind) -> None:
     if award.kind is not kind:
         raise ValueError(f"award {award.id} is {award.kind}, not {kind}")
