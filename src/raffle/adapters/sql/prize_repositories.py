@@ -40,6 +40,8 @@ class SqlCodePoolRepository:
                 .with_for_update(skip_locked=True)
             )
             if free is None:
+                # Also when the last free codes are held by claims in flight that then roll
+                # back: the delivery fails, and its retry finds them.
                 return None
             # The same order claimed at once elsewhere breaks the unique order id once the
             # other commits: undo just this claim and hand out the other's code.
