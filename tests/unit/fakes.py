@@ -7,7 +7,7 @@ transaction; they are not meant for concurrency tests (those run on real databas
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -16,6 +16,7 @@ from typing import Self
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
 from raffle.domain.rebates import RebateOrder, RebateRule
@@ -75,6 +76,44 @@ class ConfigStore:
     sku_left: dict[int, int] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
     rebate_rules: dict[tuple[int, str], RebateRule] = field(default_factory=dict)
+    # pool -> code -> (order_id, user_id) once handed out
+    codes: dict[str, dict[str, tuple[str, str] | None]] = field(default_factory=dict)
+
+
+class FakeCodePools:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def hand_out(self, pool: str, order_id: str, user_id: str, at: datetime) -> str | None:
+        if (code := (await self.for_orders([order_id])).get(order_id)) is not None:
+            return code
+        codes = self.s.codes.get(pool, {})
+        free = sorted(code for code, handed in codes.items() if handed is None)
+        if not free:
+            return None
+        codes[free[0]] = (order_id, user_id)
+        return free[0]
+
+    async def add(self, pool: str, codes: Sequence[str]) -> int:
+        stored = self.s.codes.setdefault(pool, {})
+        new = [code for code in dict.fromkeys(codes) if code not in stored]
+        stored.update(dict.fromkeys(new))
+        return len(new)
+
+    async def stats(self, pools: Collection[str] | None = None) -> list[PoolStats]:
+        return [
+            PoolStats(name, len(codes), sum(h is not None for h in codes.values()))
+            for name, codes in sorted(self.s.codes.items())
+            if pools is None or name in pools
+        ]
+
+    async def for_orders(self, order_ids: Collection[str]) -> dict[str, str]:
+        return {
+            handed[0]: code
+            for codes in self.s.codes.values()
+            for code, handed in codes.items()
+            if handed is not None and handed[0] in order_ids
+        }
 
 
 class FakeAwards:
@@ -213,6 +252,7 @@ class FakeUnitOfWork(_Transaction):
         self.skus = FakeSkus(self.store)
         self.users = FakeUsers(self.store)
         self.rebate_rules = FakeRebateRules(self.store)
+        self.code_pools = FakeCodePools(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------
@@ -232,6 +272,8 @@ class ShardStore:
     points: dict[str, PointsAccount] = field(default_factory=dict)
     points_orders: dict[tuple[str, str], PointsOrder] = field(default_factory=dict)
     rebates: dict[tuple[str, int, str, str], RebateOrder] = field(default_factory=dict)
+    grants: dict[tuple[str, str], AccessGrant] = field(default_factory=dict)
+    shipments: dict[str, Shipment] = field(default_factory=dict)
 
 
 class FakeQuotas:
@@ -319,13 +361,13 @@ class FakeOrders:
         )
 
     async def history(
-        self, user_id: str, activity_id: int, before: str | None, limit: int
+        self, user_id: str, activity_id: int | None, before: str | None, limit: int
     ) -> Sequence[tuple[RaffleOrder, Win]]:
         mine = sorted(
             (
                 o
                 for o in self.s.orders.values()
-                if (o.user_id, o.activity_id) == (user_id, activity_id)
+                if o.user_id == user_id and activity_id in (None, o.activity_id)
             ),
             key=lambda o: o.order_id,
             reverse=True,
@@ -420,8 +462,70 @@ class FakeRebateOrders:
         )  # fmt: skip
 
 
+class FakeGrants:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(self, grant: AccessGrant) -> bool:
+        key = (grant.user_id, grant.content_id)
+        if key in self.s.grants or any(
+            g.order_id == grant.order_id for g in self.s.grants.values()
+        ):
+            return False
+        self.s.grants[key] = grant
+        return True
+
+    async def of_user(self, user_id: str) -> list[AccessGrant]:
+        mine = [g for g in self.s.grants.values() if g.user_id == user_id]
+        return sorted(mine, key=lambda g: (g.granted_at, g.content_id))
+
+
+class FakeShipments:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def open(self, shipment: Shipment) -> bool:
+        if shipment.order_id in self.s.shipments:
+            return False
+        self.s.shipments[shipment.order_id] = shipment
+        return True
+
+    async def get(self, order_id: str) -> Shipment | None:
+        return self.s.shipments.get(order_id)
+
+    async def set_address(self, order_id: str, address: Address, at: datetime) -> bool:
+        old = self.s.shipments.get(order_id)
+        if old is None or old.state is ShipmentState.SHIPPED:
+            return False
+        new = replace(old, address=address, state=ShipmentState.READY, updated_at=at)
+        self.s.shipments[order_id] = new
+        return True
+
+    async def ship(self, order_id: str, tracking: str | None, at: datetime) -> bool:
+        old = self.s.shipments.get(order_id)
+        if old is None or old.state is not ShipmentState.READY:
+            return False
+        new = replace(old, state=ShipmentState.SHIPPED, tracking=tracking, updated_at=at)
+        self.s.shipments[order_id] = new
+        return True
+
+    async def in_state(self, state: ShipmentState, after: str | None, limit: int) -> list[Shipment]:
+        found = sorted(
+            (s for s in self.s.shipments.values() if s.state is state),
+            key=lambda s: s.order_id,
+        )
+        return [s for s in found if after is None or s.order_id > after][:limit]
+
+    async def for_orders(self, order_ids: Collection[str]) -> dict[str, Shipment]:
+        return {o: self.s.shipments[o] for o in order_ids if o in self.s.shipments}
+
+
 class FakeShardUnitOfWork(_Transaction):
     store: ShardStore
+
+    def __init__(self, store: ShardStore, config: ConfigStore | None = None) -> None:
+        super().__init__(store)
+        self._config = config or ConfigStore()
 
     def _bind(self) -> None:
         self.quotas = FakeQuotas(self.store)
@@ -431,19 +535,24 @@ class FakeShardUnitOfWork(_Transaction):
         self.outbox = FakeOutbox(self.store)
         self.points = FakePoints(self.store)
         self.rebates = FakeRebateOrders(self.store)
+        self.grants = FakeGrants(self.store)
+        self.shipments = FakeShipments(self.store)
+        # Claims commit at once, in the pools' own database (the configuration store).
+        self.codes = FakeCodePools(self._config)
 
 
 class FakeShards:
     """One shard is enough for use-case tests; routing is tested on real databases."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: ConfigStore | None = None) -> None:
         self.store = ShardStore()
+        self.config = config or ConfigStore()  # where code pools live
 
     def for_user(self, user_id: str) -> FakeShardUnitOfWork:
-        return FakeShardUnitOfWork(self.store)
+        return FakeShardUnitOfWork(self.store, self.config)
 
     def every(self) -> list[FakeShardUnitOfWork]:
-        return [FakeShardUnitOfWork(self.store)]
+        return [FakeShardUnitOfWork(self.store, self.config)]
 
 
 class FakePrizeStock:

@@ -87,3 +87,37 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
 def test_duplicate_ids_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidCampaignFile, match="id 1 is used twice"):
         read_campaign(write(tmp_path, GOOD.replace("id: 2, kind", "id: 1, kind")))
+
+
+POOLS = """\
+code_pools:
+  c5: [C5-AAAA, C5-BBBB,
+       C5-CCCC]
+"""
+
+
+def test_code_pools_are_read_with_their_codes(tmp_path: Path) -> None:
+    campaign = read_campaign(write(tmp_path, GOOD + POOLS))
+    (pool,) = campaign.code_pools
+    assert (pool.name, pool.codes) == ("c5", ("C5-AAAA", "C5-BBBB", "C5-CCCC"))
+    assert campaign.coupon_pools() == {"c5"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "message"),
+    [
+        ("C5-BBBB", "007", 12, "valid string"),  # YAML reads 007 as the number 7
+        ("C5-CCCC", "C5-AAAA", 13, "listed twice"),
+        ("C5-CCCC", "'C5 CCCC'", 13, "without spaces"),
+        ("config: c5", "config: ''", 3, "names its code pool"),
+        ("kind: coupon, title: coupon, config: c5", "kind: content, title: c", 3, "its content"),
+    ],
+)
+def test_bad_code_pools_and_coupon_configs_are_refused_by_line(
+    tmp_path: Path, old: str, new: str, line: int, message: str
+) -> None:
+    text = (GOOD + POOLS).replace(old, new)
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, text))
+    problems = error.value.problems
+    assert any(p.line == line and message in p.message for p in problems), problems

@@ -1,10 +1,14 @@
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from raffle.adapters.campaign_file import read_campaign
+from raffle.domain.awards import Award, AwardKind
 from raffle.domain.campaign import Campaign
+from raffle.domain.fulfilment import CodePool
 from raffle.domain.rules import DrawContext
+from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.service.campaigns import InvalidCampaign, UnknownStrategy, engine_for, load_campaign
 from tests.unit.builders import awards, strategy
 from tests.unit.fakes import FakeUnitOfWork
@@ -41,3 +45,51 @@ async def test_a_stored_strategy_draws_like_the_file() -> None:
     assert engine.odds(DrawContext("u", 3)) == campaign.engines()[100006].odds(DrawContext("u", 3))
     with pytest.raises(UnknownStrategy):
         await engine_for(42, uow)
+
+
+def _coupon_campaign(stock: int | None, codes: int, *, fallback_coupon: bool = False) -> Campaign:
+    thanks, coupon = Award(1, AwardKind.THANKS, "thanks"), Award(2, AwardKind.COUPON, "5 off", "c5")
+    if fallback_coupon:  # the luck prize, handed out with unlimited stock
+        strategy = Strategy(10, (StrategyPrize(1, Decimal("0.5")),), Fallback(2))
+    else:
+        strategy = Strategy(10, (StrategyPrize(2, Decimal("0.5"), stock),), Fallback(1))
+    pool = CodePool("c5", tuple(f"C5-{n}" for n in range(codes)))
+    return Campaign((thanks, coupon), (strategy,), code_pools=(pool,))
+
+
+async def test_a_coupon_prize_may_not_have_more_stock_than_its_pool_has_codes() -> None:
+    uow = FakeUnitOfWork()
+    with pytest.raises(InvalidCampaign, match=r"coupon stock 4 .* exceeds the pool's 3") as error:
+        await load_campaign(_coupon_campaign(4, 3), uow)
+    assert error.value.problems[0].path == ("strategies", 0, "prizes", 0, "stock")
+    assert uow.commits == 0
+    assert uow.committed.codes == {}
+
+    loaded = await load_campaign(_coupon_campaign(3, 3), uow)
+    assert loaded.codes == 3
+    assert sorted(uow.committed.codes["c5"]) == ["C5-0", "C5-1", "C5-2"]
+
+
+async def test_codes_stored_before_count_towards_the_pool() -> None:
+    uow = FakeUnitOfWork()
+    uow.committed.codes["c5"] = dict.fromkeys(["old-1", "old-2"])
+    loaded = await load_campaign(_coupon_campaign(5, 3), uow)
+    assert loaded.codes == 3
+    again = await load_campaign(_coupon_campaign(5, 3), uow)
+    assert again.codes == 0  # reloading the file adds nothing
+
+
+@pytest.mark.parametrize(
+    ("campaign", "path"),
+    [
+        (_coupon_campaign(None, 3), ("strategies", 0, "prizes", 0, "stock")),
+        (_coupon_campaign(1, 3, fallback_coupon=True), ("strategies", 0, "fallback")),
+    ],
+    ids=["unlimited stock", "the fallback"],
+)
+async def test_a_coupon_with_unlimited_stock_is_refused(
+    campaign: Campaign, path: tuple[str | int, ...]
+) -> None:
+    with pytest.raises(InvalidCampaign, match="needs a stock") as error:
+        await load_campaign(campaign, FakeUnitOfWork())
+    assert [p.path for p in error.value.problems][-1] == path

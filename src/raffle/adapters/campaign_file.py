@@ -15,6 +15,7 @@ from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.fulfilment import CodePool
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
@@ -129,6 +130,8 @@ class CampaignIn(_Model):
     activities: list[ActivityIn] = []
     skus: list[SkuIn] = []
     rebates: list[RebateIn] = []
+    # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
+    code_pools: dict[str, list[str]] = {}
 
 
 def read_campaign(path: Path) -> Campaign:
@@ -166,6 +169,7 @@ def _to_domain(parsed: CampaignIn) -> tuple[Campaign, list[InvalidConfig]]:
         activities=_each("activities", parsed.activities, _activity, problems),
         skus=_each("skus", parsed.skus, _sku, problems),
         rebates=_each("rebates", parsed.rebates, _rebate, problems),
+        code_pools=tuple(CodePool(name, tuple(codes)) for name, codes in parsed.code_pools.items()),
     )
     return campaign, problems
 

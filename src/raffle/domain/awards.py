@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.fulfilment import CONTENT_ID_MAX, check_pool_name
 
 
 class AwardKind(StrEnum):
@@ -30,6 +31,12 @@ class Award:
             parse_points_range(self.config, path=("config",))
         elif self.kind is AwardKind.POINTS and not self.config.strip().isdigit():
             raise InvalidConfig("points award needs a whole number of points", ("config",))
+        elif self.kind is AwardKind.COUPON and (problem := check_pool_name(self.config)):
+            raise InvalidConfig(f"a coupon award names its code pool: {problem}", ("config",))
+        elif self.kind is AwardKind.CONTENT and not 0 < len(self.config.strip()) <= CONTENT_ID_MAX:
+            raise InvalidConfig(
+                f"a content award names its content (1-{CONTENT_ID_MAX})", ("config",)
+            )
 
     @property
     def points_range(self) -> tuple[int, int] | None:

@@ -3,12 +3,14 @@ activities and their SKUs — checked as a whole."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from raffle.domain.activity import Activity
-from raffle.domain.awards import Award
+from raffle.domain.awards import Award, AwardKind
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
@@ -22,6 +24,7 @@ class Campaign:
     activities: tuple[Activity, ...] = ()
     skus: tuple[Sku, ...] = ()
     rebates: tuple[RebateRule, ...] = ()
+    code_pools: tuple[CodePool, ...] = ()
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -38,6 +41,46 @@ class Campaign:
                 found.append(error.at("strategies", i))
         found += self._references()
         found += self._rebate_problems()
+        found += self._code_problems()
+        return found
+
+    def coupon_pools(self) -> set[str]:
+        """The code pools the campaign's coupon awards take codes from."""
+        return {a.config for a in self.awards if a.kind is AwardKind.COUPON}
+
+    def coupon_shortfalls(self, pool_sizes: Mapping[str, int]) -> list[InvalidConfig]:
+        """Coupon prizes that could be won more often than their pool has codes, given the
+        codes each pool holds: stock must be set and, summed over the campaign's prizes
+        using a pool, at most the pool's size. A coupon cannot be the fallback (unlimited)."""
+        coupons = {a.id: a.config for a in self.awards if a.kind is AwardKind.COUPON}
+        demanded = dict.fromkeys(coupons.values(), 0)
+        found = []
+        for i, strategy in enumerate(self.strategies):
+            if strategy.fallback.award_id in coupons:
+                found.append(_unlimited_coupon(("strategies", i, "fallback")))
+            for j, prize in enumerate(strategy.prizes):
+                if (pool := coupons.get(prize.award_id)) is None:
+                    continue
+                where = ("strategies", i, "prizes", j, "stock")
+                if prize.stock is None:
+                    found.append(_unlimited_coupon(where))
+                    continue
+                demanded[pool] += prize.stock
+                if demanded[pool] > (size := pool_sizes.get(pool, 0)):
+                    message = (
+                        f"coupon stock {demanded[pool]} (with the campaign's other prizes from "
+                        f"pool {pool!r}) exceeds the pool's {size} codes"
+                    )
+                    found.append(InvalidConfig(message, where))
+        return found
+
+    def _code_problems(self) -> list[InvalidConfig]:
+        found = []
+        for pool in self.code_pools:
+            if problem := check_pool_name(pool.name):
+                found.append(InvalidConfig(problem, ("code_pools", pool.name)))
+            for j, message in check_codes(list(pool.codes)):
+                found.append(InvalidConfig(message, ("code_pools", pool.name, j)))
         return found
 
     def engines(self) -> dict[int, DrawEngine]:
@@ -88,6 +131,10 @@ class Campaign:
                     )
                 )
         return found
+
+
+def _unlimited_coupon(path: tuple[str | int, ...]) -> InvalidConfig:
+    return InvalidConfig("a coupon prize needs a stock, at most the codes in its pool", path)
 
 
 def _missing(kind: str, id_: int, path: tuple[str | int, ...]) -> InvalidConfig:

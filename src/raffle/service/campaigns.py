@@ -36,6 +36,7 @@ class Loaded:
     activities: int = 0
     skus: int = 0
     rebates: int = 0
+    codes: int = 0  # codes new to their pools
 
 
 async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
@@ -57,6 +58,7 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
             await uow.skus.save(sku)
         for rule in campaign.rebates:
             await uow.rebate_rules.save(rule)
+        codes = await _fill_pools(campaign, uow)
         await uow.commit()
     return Loaded(
         len(campaign.awards),
@@ -64,7 +66,20 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
         len(campaign.activities),
         len(campaign.skus),
         rebates=len(campaign.rebates),
+        codes=codes,
     )
+
+
+async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:
+    """Store the file's codes, then refuse coupon prizes the pools (stored codes and the
+    file's) cannot cover; how many codes were new."""
+    added = 0
+    for pool in campaign.code_pools:
+        added += await uow.code_pools.add(pool.name, pool.codes)
+    stats = await uow.code_pools.stats(campaign.coupon_pools())
+    if problems := campaign.coupon_shortfalls({s.name: s.total for s in stats}):
+        raise InvalidCampaign(problems)
+    return added
 
 
 async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date, datetime
 from types import TracebackType
 from typing import Protocol, Self
@@ -10,6 +10,7 @@ from typing import Protocol, Self
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
 from raffle.domain.rebates import RebateOrder, RebateRule
@@ -117,6 +118,27 @@ class RebateRuleRepository(Protocol):
     async def for_activity(self, activity_id: int) -> list[RebateRule]: ...
 
 
+class CouponCodes(Protocol):
+    async def hand_out(self, pool: str, order_id: str, user_id: str, at: datetime) -> str | None:
+        """The code of `pool` handed to `order_id`: the one it got before if any, else a free
+        one, bound to it for good; None when the pool has no free code."""
+        ...
+
+
+class CodePoolRepository(CouponCodes, Protocol):
+    async def add(self, pool: str, codes: Sequence[str]) -> int:
+        """Store the codes in the pool; how many were new (ones it holds are skipped)."""
+        ...
+
+    async def stats(self, pools: Collection[str] | None = None) -> list[PoolStats]:
+        """Codes in all and handed out, per pool (every pool when `pools` is None)."""
+        ...
+
+    async def for_orders(self, order_ids: Collection[str]) -> dict[str, str]:
+        """The code handed to each of these orders that got one."""
+        ...
+
+
 class UnitOfWork(Transaction, Protocol):
     """A transaction on the configuration database."""
 
@@ -127,6 +149,7 @@ class UnitOfWork(Transaction, Protocol):
     skus: SkuRepository
     users: UserRepository
     rebate_rules: RebateRuleRepository
+    code_pools: CodePoolRepository
 
 
 # --- user dimension: sharded by user id ----------------------------------------------
@@ -183,9 +206,10 @@ class OrderRepository(Protocol):
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None: ...
 
     async def history(
-        self, user_id: str, activity_id: int, before: str | None, limit: int
+        self, user_id: str, activity_id: int | None, before: str | None, limit: int
     ) -> Sequence[tuple[RaffleOrder, Win]]:
-        """The user's draws in an activity, newest first, older than order id `before`."""
+        """The user's draws in an activity (in every one if None), newest first, older than
+        order id `before`."""
         ...
 
 
@@ -236,6 +260,39 @@ class RebateOrderRepository(Protocol):
         ...
 
 
+class AccessGrantRepository(Protocol):
+    async def add(self, grant: AccessGrant) -> bool:
+        """Grant access; False (nothing changed) when the user has it or the order granted
+        it already."""
+        ...
+
+    async def of_user(self, user_id: str) -> list[AccessGrant]:
+        """The user's grants, oldest first."""
+        ...
+
+
+class ShipmentRepository(Protocol):
+    async def open(self, shipment: Shipment) -> bool:
+        """Store a new shipment; False (nothing changed) when its order has one."""
+        ...
+
+    async def get(self, order_id: str) -> Shipment | None: ...
+
+    async def set_address(self, order_id: str, address: Address, at: datetime) -> bool:
+        """Address an unshipped shipment, making it ready; False when it has shipped."""
+        ...
+
+    async def ship(self, order_id: str, tracking: str | None, at: datetime) -> bool:
+        """Mark a ready shipment shipped; False when it was not ready."""
+        ...
+
+    async def in_state(self, state: ShipmentState, after: str | None, limit: int) -> list[Shipment]:
+        """Shipments in `state` on this shard, by order id, from after `after`."""
+        ...
+
+    async def for_orders(self, order_ids: Collection[str]) -> dict[str, Shipment]: ...
+
+
 class ShardUnitOfWork(Transaction, Protocol):
     """A transaction on the shard that holds one user's rows."""
 
@@ -246,6 +303,11 @@ class ShardUnitOfWork(Transaction, Protocol):
     outbox: OutboxRepository
     points: PointsRepository
     rebates: RebateOrderRepository
+    # The configuration database's code pools: claimed in this transaction when the shard
+    # is that database, else in a transaction of their own (see SqlShardUnitOfWork).
+    codes: CouponCodes
+    grants: AccessGrantRepository
+    shipments: ShipmentRepository
 
 
 class Shards(Protocol):

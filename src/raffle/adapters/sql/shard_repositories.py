@@ -289,16 +289,18 @@ class SqlOrderRepository:
         return None if row is None else _order(row._mapping, o)
 
     async def history(
-        self, user_id: str, activity_id: int, before: str | None, limit: int
+        self, user_id: str, activity_id: int | None, before: str | None, limit: int
     ) -> Sequence[tuple[RaffleOrder, Win]]:
         o, w = self._orders, self._wins
         query = (
             select(o, w)
             .join(w, w.c.order_id == o.c.order_id)
-            .where(o.c.user_id == user_id, o.c.activity_id == activity_id)
+            .where(o.c.user_id == user_id)
             .order_by(o.c.order_id.desc())
             .limit(limit)
         )
+        if activity_id is not None:
+            query = query.where(o.c.activity_id == activity_id)
         if before is not None:
             query = query.where(o.c.order_id < before)
         rows = await self._connection.execute(query)

@@ -9,6 +9,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from raffle.adapters.sql.points_repositories import SqlPointsRepository, SqlRebateOrderRepository
 from raffle.adapters.sql.points_tables import points_tables
+from raffle.adapters.sql.prize_repositories import (
+    CommittedCouponCodes,
+    SqlAccessGrantRepository,
+    SqlCodePoolRepository,
+    SqlShipmentRepository,
+)
+from raffle.adapters.sql.prize_tables import prize_tables
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
@@ -19,12 +26,15 @@ from raffle.adapters.sql.shard_repositories import (
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
+    AccessGrantRepository,
+    CouponCodes,
     OrderRepository,
     OutboxRepository,
     PointsRepository,
     QuotaRepository,
     RebateOrderRepository,
     ShardUnitOfWork,
+    ShipmentRepository,
     TopUpRepository,
     WinRepository,
 )
@@ -53,11 +63,18 @@ class SqlShardUnitOfWork(TransactionScope):
     outbox: OutboxRepository
     points: PointsRepository
     rebates: RebateOrderRepository
+    codes: CouponCodes
+    grants: AccessGrantRepository
+    shipments: ShipmentRepository
 
-    def __init__(self, engine: AsyncEngine, tables: ShardTables) -> None:
+    def __init__(
+        self, engine: AsyncEngine, tables: ShardTables, *, index: int = 0, config: AsyncEngine
+    ) -> None:
         super().__init__(engine)
         self._tables = tables
-        self._index = int(tables.quota_account.name[-3:])  # the shard table index
+        self._index = index  # the shard table index, which names the tables of every module
+        self._engine = engine
+        self._config = config  # the database of code pools
 
     def _bind(self, connection: AsyncConnection) -> None:
         self.quotas = SqlQuotaRepository(connection, self._tables)
@@ -67,10 +84,22 @@ class SqlShardUnitOfWork(TransactionScope):
         self.outbox = SqlOutboxRepository(connection, self._tables)
         self.points = SqlPointsRepository(connection, points_tables(self._index))
         self.rebates = SqlRebateOrderRepository(connection, points_tables(self._index))
+        prizes = prize_tables(self._index)
+        self.grants = SqlAccessGrantRepository(connection, prizes)
+        self.shipments = SqlShipmentRepository(connection, prizes)
+        # A shard on the configuration database claims codes in its own transaction: one
+        # commit for the claim and the award record (and on SQLite, which has one writer, a
+        # second transaction would wait for this one forever).
+        self.codes = (
+            SqlCodePoolRepository(connection)
+            if self._engine is self._config
+            else CommittedCouponCodes(self._config)
+        )
 
 
 class SqlShards:
-    """Databases (one engine each) that all hold shard tables 0 to `tables` - 1."""
+    """Databases (one engine each) that all hold shard tables 0 to `tables` - 1; the first
+    is the configuration database."""
 
     def __init__(self, engines: Sequence[AsyncEngine], tables: int) -> None:
         if not engines or tables < 1:
@@ -80,12 +109,13 @@ class SqlShards:
 
     def for_user(self, user_id: str) -> SqlShardUnitOfWork:
         database, table = route(user_id, len(self._engines), self._tables)
-        return SqlShardUnitOfWork(self._engines[database], shard_tables(table))
+        return self._unit(self._engines[database], table)
 
     def every(self) -> list[ShardUnitOfWork]:
         """One unit of work per shard, in the order of `route`'s index (database-major)."""
         return [
-            SqlShardUnitOfWork(engine, shard_tables(table))
-            for engine in self._engines
-            for table in range(self._tables)
+            self._unit(engine, table) for engine in self._engines for table in range(self._tables)
         ]
+
+    def _unit(self, engine: AsyncEngine, table: int) -> SqlShardUnitOfWork:
+        return SqlShardUnitOfWork(engine, shard_tables(table), index=table, config=self._engines[0])

@@ -16,11 +16,13 @@ from raffle.adapters.sql.config_repositories import (
     SqlUserRepository,
 )
 from raffle.adapters.sql.points_repositories import SqlRebateRuleRepository
+from raffle.adapters.sql.prize_repositories import SqlCodePoolRepository
 from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     ActivityRepository,
     AwardRepository,
+    CodePoolRepository,
     PackRepository,
     RebateRuleRepository,
     SkuRepository,
@@ -41,6 +43,7 @@ class SqlUnitOfWork(TransactionScope):
     skus: SkuRepository
     users: UserRepository
     rebate_rules: RebateRuleRepository
+    code_pools: CodePoolRepository
 
     def _bind(self, connection: AsyncConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -50,6 +53,7 @@ class SqlUnitOfWork(TransactionScope):
         self.skus = SqlSkuRepository(connection)
         self.users = SqlUserRepository(connection)
         self.rebate_rules = SqlRebateRuleRepository(connection)
+        self.code_pools = SqlCodePoolRepository(connection)
 
 
 def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from raffle.bootstrap import Raffle
 from raffle.entrypoints.http import problems
-from raffle.entrypoints.http.routes import admin, auth, engagement, player
+from raffle.entrypoints.http.routes import admin, auth, engagement, player, prizes
 from raffle.service.activities import advance
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     )
     app.state.raffle = raffle
     problems.install(app)
-    for module in (auth, player, admin, engagement):
+    for module in (auth, player, admin, engagement, prizes):
         app.include_router(module.router)
 
     @app.get("/api/health", tags=["ops"])

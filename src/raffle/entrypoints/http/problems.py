@@ -14,6 +14,13 @@ from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.domain.activity import IllegalTransition, UnknownAction
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
+from raffle.domain.fulfilment import (
+    CodePoolEmpty,
+    IllegalShipment,
+    InvalidAddress,
+    InvalidCodes,
+    PrizeNotFound,
+)
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
@@ -38,6 +45,8 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidCampaignFile: 422,
     InvalidKey: 422,
     KeyReused: 422,
+    InvalidAddress: 422,
+    InvalidCodes: 422,
     UnknownAction: 422,
     InvalidCredentials: 401,
     NotAuthenticated: 401,
@@ -45,6 +54,7 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownActivity: 404,
     UnknownSku: 404,
     UnknownStrategy: 404,
+    PrizeNotFound: 404,
     ActivityNotOpen: 409,
     NoChances: 409,
     SkuSoldOut: 409,
@@ -52,6 +62,8 @@ STATUS: dict[type[RaffleError], int] = {
     FrozenOdds: 409,
     NameTaken: 409,
     KeyInFlight: 409,
+    IllegalShipment: 409,
+    CodePoolEmpty: 409,
     RateLimited: 429,
     Unavailable: 503,
     InvalidPoints: 422,
@@ -77,7 +89,7 @@ class Problem(BaseModel):
 def problem_of(error: RaffleError) -> Problem:
     status = next((s for kind, s in STATUS.items() if isinstance(error, kind)), 400)
     extra: dict[str, Any] = {}
-    if isinstance(error, IllegalTransition):
+    if isinstance(error, IllegalTransition | IllegalShipment):
         extra["current_state"] = error.current.value
     if isinstance(error, RateLimited):
         extra["retry_after"] = error.retry_after
@@ -87,6 +99,8 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [
             {"line": p.line, "at": p.where, "message": p.message} for p in error.problems
         ]
+    if isinstance(error, InvalidAddress):
+        extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
     if isinstance(error, InvalidCampaign):
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems

@@ -7,11 +7,14 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from raffle.domain.activity import Activity
-from raffle.domain.draws import RaffleOrder, Win
+from raffle.domain.awards import Award
+from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
+from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.draw import DrawResult
 from raffle.service.reconcile import PrizeDrift
+from raffle.service.wins import WonPrize
 
 
 class Credentials(BaseModel):
@@ -127,25 +130,37 @@ class DrawOut(BaseModel):
     activity_id: int
     award_id: int
     award_title: str
+    award_kind: str
     points: int | None
     rule: str = Field(
         description="What decided: default, blacklist, weight; lock or stock for the fallback."
     )
     draw_count: int
     created_at: datetime
+    state: str = Field(
+        description="The prize's delivery: create (under way), completed, or failed (operators "
+        "are on it)."
+    )
+    delivery: DeliveryOut | None = Field(
+        None, description="What delivery left (a code, content, a shipment); history only."
+    )
 
     @classmethod
-    def of(cls, r: DrawResult, title: str) -> DrawOut:
+    def of(cls, r: DrawResult, award: Award) -> DrawOut:
         return cls(
-            order_id=r.order_id, activity_id=r.activity_id, award_id=r.award_id, award_title=title,
-            points=r.points, rule=r.rule, draw_count=r.draw_count, created_at=r.created_at,
+            order_id=r.order_id, activity_id=r.activity_id, award_id=r.award_id,
+            award_title=award.title, award_kind=award.kind.value, points=r.points, rule=r.rule,
+            draw_count=r.draw_count, created_at=r.created_at, state=WinState.CREATE.value,
         )  # fmt: skip
 
     @classmethod
-    def of_record(cls, o: RaffleOrder, w: Win, title: str) -> DrawOut:
+    def of_won(cls, p: WonPrize) -> DrawOut:
+        o, w = p.order, p.win
         return cls(
-            order_id=o.order_id, activity_id=o.activity_id, award_id=w.award_id, award_title=title,
-            points=w.points, rule=w.rule, draw_count=o.draw_count, created_at=o.created_at,
+            order_id=o.order_id, activity_id=o.activity_id, award_id=w.award_id,
+            award_title=p.award.title, award_kind=p.award.kind.value, points=w.points,
+            rule=w.rule, draw_count=o.draw_count, created_at=o.created_at, state=w.state.value,
+            delivery=DeliveryOut.of(p),
         )  # fmt: skip
 
 
@@ -171,6 +186,7 @@ class LoadedOut(BaseModel):
     activities: int
     skus: int
     rebates: int = 0
+    codes: int = Field(description="Codes new to their pools.")
 
 
 class PrizeDriftOut(BaseModel):

@@ -46,6 +46,7 @@ async def import_campaign(
             activities=loaded.activities,
             skus=loaded.skus,
             rebates=loaded.rebates,
+            codes=loaded.codes,
         )
 
     return await once(request, raffle.idempotency, session.user_id, key, run)

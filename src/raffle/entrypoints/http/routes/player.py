@@ -26,6 +26,7 @@ from raffle.service.activities import published_odds
 from raffle.service.draw import Draw, draw
 from raffle.service.progress import my_prizes
 from raffle.service.quotas import my_account
+from raffle.service.wins import my_wins
 
 router = APIRouter(prefix="/api/activities", tags=["player"])
 
@@ -111,7 +112,7 @@ async def draw_once(
     if result.replayed:
         response.headers[REPLAYED] = "true"
     awards = await raffle.catalogue.awards()
-    return DrawOut.of(result, awards[result.award_id].title)
+    return DrawOut.of(result, awards[result.award_id])
 
 
 @router.get("/{activity_id}/draws", responses=documented(401, 404))
@@ -122,11 +123,16 @@ async def history(
     before: Annotated[str | None, Query(max_length=32, description="A `next` cursor.")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> HistoryOut:
-    """My draws in the activity, newest first."""
+    """My draws in the activity, newest first, each with its delivery (`/api/me/prizes`
+    has them in every activity)."""
     await raffle.catalogue.activity(activity_id)
-    awards = await raffle.catalogue.awards()
-    async with raffle.shards.for_user(session.user_id) as uow:
-        rows = await uow.orders.history(session.user_id, activity_id, before, limit + 1)
-    page = rows[:limit]
-    draws = [DrawOut.of_record(o, w, awards[w.award_id].title) for o, w in page]
-    return HistoryOut(draws=draws, next=page[-1][0].order_id if len(rows) > limit else None)
+    page = await my_wins(
+        session.user_id,
+        activity_id,
+        before,
+        limit,
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        config=raffle.uow,
+    )
+    return HistoryOut(draws=[DrawOut.of_won(p) for p in page.prizes], next=page.next)

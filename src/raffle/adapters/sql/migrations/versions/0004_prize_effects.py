@@ -1,0 +1,46 @@
+"""Prize effects: the coupon code pools (configuration); access grants and shipments (shards).
+
+Like 0002, creates the tables from their definitions as they stand at this revision (a later
+change comes with its own migration and this file then inlines the old shape), the code
+pools on every database and the shard tables for every table index 0..M-1.
+
+Revision ID: 0004
+Revises: 0002
+Create Date: 2026-11-22
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import context, op
+
+from raffle.adapters.sql import tables
+from raffle.adapters.sql.prize_tables import code_pool, define
+
+revision: str = "0004"
+down_revision: str | Sequence[str] | None = "0003"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def _tables() -> list[sa.Table]:
+    count = int(context.config.attributes.get("shard_tables", 1))
+    metadata = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
+    found = [code_pool.to_metadata(metadata)]
+    for index in range(count):
+        found += define(index, metadata).all
+    return found
+
+
+def upgrade() -> None:
+    bind = op.get_bind()
+    for table in _tables():
+        table.create(bind)
+
+
+def downgrade() -> None:
+    bind = op.get_bind()
+    for table in reversed(_tables()):
+        table.drop(bind)

@@ -1,0 +1,59 @@
+"""My wins: each draw's award record with its delivery state and, per kind, what it left
+behind (the coupon code, the shipment), a page at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from raffle.domain.awards import Award, AwardKind
+from raffle.domain.draws import RaffleOrder, Win
+from raffle.domain.fulfilment import Shipment
+from raffle.service.catalogue import Catalogue
+from raffle.service.ports import Shards, UnitOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class WonPrize:
+    order: RaffleOrder
+    win: Win
+    award: Award
+    coupon_code: str | None = None
+    shipment: Shipment | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WinsPage:
+    prizes: list[WonPrize]
+    next: str | None  # the `before` of the next page; None at the end
+
+
+async def my_wins(
+    user_id: str,
+    activity_id: int | None,
+    before: str | None,
+    limit: int,
+    *,
+    catalogue: Catalogue,
+    shards: Shards,
+    config: Callable[[], UnitOfWork],
+) -> WinsPage:
+    """My draws in an activity (in every activity if None), newest first, older than order
+    id `before`. Codes come from the configuration database, in a transaction after the
+    shard's (never inside it: on SQLite both are one database with one writer)."""
+    awards = await catalogue.awards()
+    async with shards.for_user(user_id) as uow:
+        rows = await uow.orders.history(user_id, activity_id, before, limit + 1)
+        page = rows[:limit]
+        shipped = [o.order_id for o, w in page if awards[w.award_id].kind is AwardKind.PHYSICAL]
+        shipments = await uow.shipments.for_orders(shipped)
+    coupons = [o.order_id for o, w in page if awards[w.award_id].kind is AwardKind.COUPON]
+    codes: dict[str, str] = {}
+    if coupons:
+        async with config() as cfg:
+            codes = await cfg.code_pools.for_orders(coupons)
+    prizes = [
+        WonPrize(o, w, awards[w.award_id], codes.get(o.order_id), shipments.get(o.order_id))
+        for o, w in page
+    ]
+    return WinsPage(prizes, page[-1][0].order_id if len(rows) > limit else None)
