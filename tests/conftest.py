@@ -24,13 +24,21 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from tests.services import MariaDBServer, PostgresServer, RedisServer, Server, ServiceUnavailable
+from tests.services import (
+    MariaDBServer,
+    PostgresServer,
+    RabbitMQServer,
+    RedisServer,
+    Server,
+    ServiceUnavailable,
+)
 
 BACKENDS = ["sqlite", "postgres", "mariadb"]
 ENV_URLS = {
     "postgres": "RAFFLE_TEST_POSTGRES_URL",
     "mariadb": "RAFFLE_TEST_MARIADB_URL",
     "redis": "RAFFLE_TEST_REDIS_URL",
+    "rabbitmq": "RAFFLE_TEST_RABBITMQ_URL",
 }
 CREATE_DATABASE = {
     "postgres": "CREATE DATABASE {} TEMPLATE template0",
@@ -100,6 +108,16 @@ def mariadb_server() -> Iterator[MariaDBServer]:
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     yield from _throwaway(RedisServer)
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_server() -> Iterator[RabbitMQServer]:
+    yield from _throwaway(RabbitMQServer)
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_url(request: pytest.FixtureRequest) -> str:
+    return _url(request, "rabbitmq")
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.broker.memory import MemoryBroker
+from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
@@ -21,9 +23,12 @@ from raffle.adapters.sql.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
+from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
+from raffle.service.deliverers import DeliveryContext
 from raffle.service.ports import (
+    Broker,
     Clock,
     IdempotencyStore,
     PrizeStock,
@@ -50,6 +55,7 @@ class Raffle:
     sessions: SessionStore
     limiter: RateLimiter
     idempotency: IdempotencyStore
+    broker: Broker
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
@@ -58,6 +64,9 @@ class Raffle:
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
 
+    def delivery(self) -> DeliveryContext:
+        return DeliveryContext(self.catalogue, self.uow, self.shards, self.clock)
+
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up."""
         for engine in self.engines:
@@ -65,6 +74,7 @@ class Raffle:
                 pass
 
     async def close(self) -> None:
+        await self.broker.close()
         if self.redis is not None:
             await self.redis.aclose()
         for engine in self.engines:
@@ -118,9 +128,17 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         sessions=sessions,
         limiter=limiter,
         idempotency=SqlIdempotencyStore(config, clock),
+        broker=_broker(settings),
         redis=redis,
         claims=claims.counts if claims else None,
     )
+
+
+def _broker(settings: Settings) -> Broker:
+    attempts, timeout = settings.delivery_attempts, settings.publish_timeout_seconds
+    if settings.broker_url is None:
+        return MemoryBroker(attempts=attempts, timeout=timeout)
+    return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
 
 
 def _redis(url: str) -> Redis:

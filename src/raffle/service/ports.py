@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
-from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.delivery import Grant
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import Session, User
@@ -187,9 +188,51 @@ class WinRepository(Protocol):
         """How many wins of this prize this shard holds (for stock reconciliation)."""
         ...
 
+    async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
+        """Move the record from `expected` to `new` (a compare-and-set that locks the row
+        until commit); False if it is not in `expected` or does not exist."""
+        ...
+
+    async def in_state(self, state: WinState, limit: int) -> list[Win]:
+        """Records in `state`, oldest first (failed deliveries, for operators)."""
+        ...
+
+    async def states(self) -> dict[WinState, int]:
+        """How many records this shard holds in each state."""
+        ...
+
 
 class OutboxRepository(Protocol):
     async def add(self, message: OutboxMessage) -> None: ...
+
+    async def claim(
+        self, now: datetime, limit: int, stale_before: datetime | None = None
+    ) -> list[OutboxMessage]:
+        """Mark up to `limit` messages as being sent by this caller (state `sending`,
+        attempts + 1, updated_at = now) and return them; rows another claimer is claiming
+        are skipped, not waited for. Without `stale_before`: new messages and failed ones
+        whose backoff has passed. With it: any message not published whose row was last
+        touched before then (the compensation job)."""
+        ...
+
+    async def mark(self, message_ids: Sequence[str], published: bool, now: datetime) -> None:
+        """Record the broker's answer: published, or failed (tried again after a backoff)."""
+        ...
+
+    async def unpublished(self, before: datetime) -> int:
+        """Messages not published whose row was last touched before `before`."""
+        ...
+
+
+class DeliveryRepository(Protocol):
+    """Delivered effects, one row per order: its primary key makes a second delivery of the
+    same win impossible, whatever the broker redelivers."""
+
+    async def add(self, grant: Grant, at: datetime) -> bool:
+        """Record the delivery of `grant`; False (nothing written) if it was delivered before."""
+        ...
+
+    async def count(self) -> int: ...
 
 
 class ShardUnitOfWork(Transaction, Protocol):
@@ -200,6 +243,7 @@ class ShardUnitOfWork(Transaction, Protocol):
     orders: OrderRepository
     wins: WinRepository
     outbox: OutboxRepository
+    deliveries: DeliveryRepository
 
 
 class Shards(Protocol):
@@ -281,3 +325,30 @@ class IdempotencyStore(Protocol):
     async def delete_older(self, than: datetime) -> int:
         """Forget keys first used before `than`; how many there were."""
         ...
+
+
+# --- the message broker ----------------------------------------------------------------
+
+Handler = Callable[[OutboxMessage], Awaitable[None]]
+
+
+class Broker(Protocol):
+    """At-least-once messaging: publishing is confirmed, consuming is acknowledged."""
+
+    async def publish(self, message: OutboxMessage) -> None:
+        """Return once the broker has taken responsibility for the message (a publisher
+        confirm); raise Unavailable when it did not confirm in time."""
+        ...
+
+    async def consume(self, queue: str, handle: Handler) -> None:
+        """Run `handle` on each message of `queue` until cancelled. A message is acknowledged
+        when `handle` returns; when it raises, the message is returned and counts one failed
+        attempt, and after the broker's limit of attempts it goes to `dead_letters(queue)`."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def dead_letters(queue: str) -> str:
+    """The queue where messages of `queue` end after too many failed attempts."""
+    return f"{queue}.dead"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
-from raffle.domain.quota import QuotaAccount, SkuSoldOut
+from raffle.domain.activity import Activity
+from raffle.domain.quota import QuotaAccount, QuotaPack, SkuSoldOut
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
@@ -53,17 +55,15 @@ async def top_up(
     credited = False
     try:
         async with shards.for_user(cmd.user_id) as uow:
-            credited = await uow.top_ups.add(
-                order_id=ids.order_id(now),
+            credited = await credit_pack(
+                uow,
                 user_id=cmd.user_id,
-                activity_id=activity.id,
+                activity=activity,
                 sku=sku.sku,
-                out_business_no=cmd.out_business_no,
                 pack=pack,
-                at=now,
+                out_business_no=cmd.out_business_no,
+                now=now,
             )
-            if credited:
-                await uow.quotas.credit(cmd.user_id, activity.id, pack, day, month)
             account = await _account(uow, cmd.user_id, activity.id, day, month)
             if credited:
                 await uow.commit()
@@ -73,6 +73,32 @@ async def top_up(
                 await cfg.skus.give_back(sku.sku)
                 await cfg.commit()
     return TopUpResult(credited, account)
+
+
+async def credit_pack(
+    uow: ShardUnitOfWork,
+    *,
+    user_id: str,
+    activity: Activity,
+    sku: int,
+    pack: QuotaPack,
+    out_business_no: str,
+    now: datetime,
+) -> bool:
+    """In `uow`: record the top-up and credit the pack, unless this user's
+    `out_business_no` was credited before (False, nothing changed)."""
+    added = await uow.top_ups.add(
+        order_id=ids.order_id(now),
+        user_id=user_id,
+        activity_id=activity.id,
+        sku=sku,
+        out_business_no=out_business_no,
+        pack=pack,
+        at=now,
+    )
+    if added:
+        await uow.quotas.credit(user_id, activity.id, pack, activity.day(now), activity.month(now))
+    return added
 
 
 async def my_account(

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
+from raffle.adapters.sql.delivery_tables import delivery_table
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
@@ -17,6 +19,7 @@ from raffle.adapters.sql.shard_repositories import (
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
+    DeliveryRepository,
     OrderRepository,
     OutboxRepository,
     QuotaRepository,
@@ -47,10 +50,12 @@ class SqlShardUnitOfWork(TransactionScope):
     orders: OrderRepository
     wins: WinRepository
     outbox: OutboxRepository
+    deliveries: DeliveryRepository
 
-    def __init__(self, engine: AsyncEngine, tables: ShardTables) -> None:
+    def __init__(self, engine: AsyncEngine, tables: ShardTables, index: int) -> None:
         super().__init__(engine)
         self._tables = tables
+        self._index = index
 
     def _bind(self, connection: AsyncConnection) -> None:
         self.quotas = SqlQuotaRepository(connection, self._tables)
@@ -58,6 +63,7 @@ class SqlShardUnitOfWork(TransactionScope):
         self.orders = SqlOrderRepository(connection, self._tables)
         self.wins = SqlWinRepository(connection, self._tables)
         self.outbox = SqlOutboxRepository(connection, self._tables)
+        self.deliveries = SqlDeliveryRepository(connection, delivery_table(self._index))
 
 
 class SqlShards:
@@ -71,12 +77,12 @@ class SqlShards:
 
     def for_user(self, user_id: str) -> SqlShardUnitOfWork:
         database, table = route(user_id, len(self._engines), self._tables)
-        return SqlShardUnitOfWork(self._engines[database], shard_tables(table))
+        return SqlShardUnitOfWork(self._engines[database], shard_tables(table), table)
 
     def every(self) -> list[ShardUnitOfWork]:
         """One unit of work per shard, in the order of `route`'s index (database-major)."""
         return [
-            SqlShardUnitOfWork(engine, shard_tables(table))
+            SqlShardUnitOfWork(engine, shard_tables(table), table)
             for engine in self._engines
             for table in range(self._tables)
         ]
