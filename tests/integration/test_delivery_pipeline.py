@@ -125,9 +125,6 @@ async def test_a_poison_message_is_dead_lettered_after_k_attempts_and_reported(
     raffle = await pipeline(settings, delivery_campaign(chances_rate="0.4", poison_rate="0.2"))
     attempts: dict[str, int] = {}
 
-    async def counting(where: str) -> None:
-        return None
-
     original = deliverers.DELIVERERS
     try:
         orders = await draw_wins(raffle, users=30, each=4)
@@ -138,7 +135,7 @@ async def test_a_poison_message_is_dead_lettered_after_k_attempts_and_reported(
             raise LookupError("no shipping partner yet")
 
         monkeypatch.setitem(original, AwardKind.PHYSICAL, unwired)
-        async with running(raffle, fault=counting):
+        async with running(raffle):
             found = await drained(raffle, len(orders), within=40)
         failed = await failed_deliveries(raffle.shards, limit=1000)
         assert failed
