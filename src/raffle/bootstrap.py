@@ -39,6 +39,7 @@ from raffle.service.ports import (
 )
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
+from raffle.service.stock_sync import ClaimLedger
 from raffle.settings import Settings
 
 
@@ -57,6 +58,7 @@ class Raffle:
     idempotency: IdempotencyStore
     broker: Broker
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
+    ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
     redis: Redis | None = None
@@ -131,6 +133,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         broker=_broker(settings),
         redis=redis,
         claims=claims.counts if claims else None,
+        ledger=claims,
     )
 
 

@@ -15,7 +15,8 @@ from typing import Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
-from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.delivery import Grant
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import User
@@ -214,6 +215,7 @@ class ShardStore:
     orders: dict[str, RaffleOrder] = field(default_factory=dict)
     wins: dict[str, Win] = field(default_factory=dict)
     outbox: list[OutboxMessage] = field(default_factory=list)
+    deliveries: dict[str, Grant] = field(default_factory=dict)
 
 
 class FakeQuotas:
@@ -332,6 +334,24 @@ class FakeWins:
             (w.strategy_id, w.award_id) == (strategy_id, award_id) for w in self.s.wins.values()
         )
 
+    async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
+        win = self.s.wins.get(order_id)
+        if win is None or win.state is not expected:
+            return False
+        self.s.wins[order_id] = replace(win, state=new)
+        return True
+
+
+class FakeDeliveries:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(self, grant: Grant, at: datetime) -> bool:
+        if grant.order_id in self.s.deliveries:
+            return False
+        self.s.deliveries[grant.order_id] = grant
+        return True
+
 
 class FakeOutbox:
     def __init__(self, store: ShardStore) -> None:
@@ -350,6 +370,7 @@ class FakeShardUnitOfWork(_Transaction):
         self.orders = FakeOrders(self.store)
         self.wins = FakeWins(self.store)
         self.outbox = FakeOutbox(self.store)
+        self.deliveries = FakeDeliveries(self.store)
 
 
 class FakeShards:

@@ -21,6 +21,7 @@ from raffle.service.activities import advance
 from raffle.service.delivery import Fault, deliver, give_up, no_fault
 from raffle.service.ports import dead_letters
 from raffle.service.relay import compensate, relay
+from raffle.service.stock_sync import sync_stock
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,8 @@ TICK_SECONDS = 1.0
 SWEEP_EVERY = 300  # ticks between sweeps of expired sessions and old idempotency keys
 KEEP_KEYS = timedelta(days=1)  # how long a retry with the same Idempotency-Key replays
 IDLE_SECONDS = 0.2  # the relay's pause when it found nothing to publish
+STOCK_SYNC_EVERY = 60  # ticks between runs of the stock-sync job
+LEAK_AGE = timedelta(minutes=5)  # a claim without a win this old is no draw in flight
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
     again what the relay left behind."""
     age = timedelta(seconds=raffle.settings.republish_after_seconds)
     compensate_every = max(1, int(age.total_seconds() / TICK_SECONDS / 4))
+    announced: set[tuple[int, int]] = set()
     for tick in itertools.count():
         try:
             moved = await advance(raffle.uow, raffle.clock.now())
@@ -100,9 +104,31 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
                 log.info("activities moved: %s", moved)
             if compensating and tick % compensate_every == 0:
                 await compensate(raffle.shards, raffle.broker, raffle.clock, age=age, fault=fault)
+            if compensating and tick % STOCK_SYNC_EVERY == 0:
+                await _sync_stock(raffle, announced)
             if tick % SWEEP_EVERY == 0:
                 await raffle.sessions.delete_expired()
                 await raffle.idempotency.delete_older(raffle.clock.now() - KEEP_KEYS)
         except Exception:
             log.exception("scheduler tick failed; trying again")
         await asyncio.sleep(TICK_SECONDS)
+
+
+async def _sync_stock(raffle: Raffle, announced: set[tuple[int, int]]) -> None:
+    """Only where claims exist (Redis stock): in memory the award rows are the stock."""
+    if raffle.ledger is None:
+        return
+
+    async def stock_zero(strategy_id: int, award_id: int) -> None:
+        log.warning("stock zero: prize %s of strategy %s is all won", award_id, strategy_id)
+
+    await sync_stock(
+        config=raffle.uow,
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        stock=raffle.stock,
+        claims=raffle.ledger,
+        before=raffle.clock.now() - LEAK_AGE,
+        stock_zero=stock_zero,
+        announced=announced,
+    )

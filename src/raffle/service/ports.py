@@ -188,6 +188,10 @@ class WinRepository(Protocol):
         """How many wins of this prize this shard holds (for stock reconciliation)."""
         ...
 
+    async def present(self, order_ids: Sequence[str]) -> set[str]:
+        """Those of `order_ids` that have an award record on this shard."""
+        ...
+
     async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
         """Move the record from `expected` to `new` (a compare-and-set that locks the row
         until commit); False if it is not in `expected` or does not exist."""

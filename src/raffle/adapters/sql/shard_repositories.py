@@ -340,10 +340,17 @@ class SqlWinRepository:
         )
         return int(await self._connection.scalar(query) or 0)
 
+    async def present(self, order_ids: Sequence[str]) -> set[str]:
+        w = self._table
+        query = select(w.c.order_id).where(w.c.order_id.in_(order_ids))
+        return set((await self._connection.execute(query)).scalars().all())
+
     async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
         w = self._table
         statement = (
-            update(w).where(w.c.order_id == order_id, w.c.state == expected.value).values(state=new)
+            update(w)
+            .where(w.c.order_id == order_id, w.c.state == expected.value)
+            .values(state=new.value)
         )
         return (await self._connection.execute(statement)).rowcount == 1
 
