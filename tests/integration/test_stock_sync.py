@@ -8,8 +8,8 @@ from datetime import timedelta
 
 from redis.asyncio import Redis
 
-from raffle.service.draw import Draw, draw
 from raffle.bootstrap import Raffle
+from raffle.service.draw import Draw, draw
 from raffle.service.reconcile import PrizeDrift, stock_report
 from raffle.service.stock_sync import sync_stock
 from raffle.settings import Settings
