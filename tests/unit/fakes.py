@@ -385,6 +385,9 @@ class FakeShards:
     def every(self) -> list[FakeShardUnitOfWork]:
         return [FakeShardUnitOfWork(self.store)]
 
+    def index(self, user_id: str) -> int:
+        return 0
+
 
 class FakePrizeStock:
     def __init__(self, levels: dict[tuple[int, int], int] | None = None) -> None:

@@ -10,15 +10,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from raffle.bootstrap import Raffle
 from raffle.domain.delivery import WON
 from raffle.domain.draws import OutboxMessage
+from raffle.entrypoints.batching import Batcher
 from raffle.service.activities import advance
-from raffle.service.delivery import Fault, deliver, give_up, no_fault
+from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
 from raffle.service.ports import dead_letters
 from raffle.service.relay import compensate, relay
 from raffle.service.stock_sync import sync_stock
@@ -75,8 +76,13 @@ async def _relay(raffle: Raffle, fault: Fault) -> None:
 def _delivering(raffle: Raffle, fault: Fault) -> Callable[[OutboxMessage], Awaitable[None]]:
     ctx = raffle.delivery()
 
+    async def together(messages: Sequence[OutboxMessage]) -> list[Exception | None]:
+        return await deliver_together(messages, ctx, fault=fault)
+
+    batcher = Batcher(together)
+
     async def handle(message: OutboxMessage) -> None:
-        await deliver(message, ctx, fault=fault)
+        await batcher.submit(message)
         await fault("consumer.before_ack")
 
     return handle

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -11,8 +11,8 @@ from raffle.domain.awards import AwardKind
 from raffle.domain.delivery import WON, Grant, NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.draws import OutboxMessage, Win, WinState
 from raffle.service import ids
-from raffle.service.deliverers import DELIVERERS, Deliverer, DeliveryContext
-from raffle.service.ports import Shards
+from raffle.service.deliverers import DELIVERERS, Deliverer, DeliveryContext, Effect
+from raffle.service.ports import Shards, ShardUnitOfWork
 
 Fault = Callable[[str], Awaitable[None]]  # a test seam: raises at a named point
 
@@ -35,23 +35,71 @@ async def deliver(
     so a concurrent redelivery waits and then finds it completed), records the delivery
     under the order id's unique key, and writes the kind's effect.
     """
+    grant, effect = await _prepare(message, ctx, deliverers)
+    async with ctx.shards.for_user(grant.user_id) as uow:
+        delivered = await _record(uow, grant, effect, ctx.clock.now())
+        await fault("delivery.before_commit")
+        await uow.commit()
+    return delivered
+
+
+async def deliver_together(
+    messages: Sequence[OutboxMessage],
+    ctx: DeliveryContext,
+    *,
+    deliverers: Mapping[AwardKind, Deliverer] = DELIVERERS,
+    fault: Fault = no_fault,
+) -> list[Exception | None]:
+    """`deliver` for many messages, one transaction per shard instead of one per message;
+    per message, None or why it failed. A transaction that fails is undone whole and its
+    messages are then delivered one by one, so one bad message never holds back the rest."""
+    outcomes: list[Exception | None] = [None] * len(messages)
+    groups: dict[int, list[tuple[int, Grant, Effect]]] = {}
+    for i, message in enumerate(messages):
+        try:
+            grant, effect = await _prepare(message, ctx, deliverers)
+        except Exception as error:
+            outcomes[i] = error
+            continue
+        groups.setdefault(ctx.shards.index(grant.user_id), []).append((i, grant, effect))
+    for group in groups.values():
+        # One order of locking for every batch: two batches on a shard never deadlock.
+        group.sort(key=lambda item: (item[1].user_id, item[1].order_id))
+        try:
+            async with ctx.shards.for_user(group[0][1].user_id) as uow:
+                for _, grant, effect in group:
+                    await _record(uow, grant, effect, ctx.clock.now())
+                await fault("delivery.before_commit")
+                await uow.commit()
+        except Exception:
+            for i, _, _ in group:
+                try:
+                    await deliver(messages[i], ctx, deliverers=deliverers, fault=fault)
+                except Exception as error:
+                    outcomes[i] = error
+    return outcomes
+
+
+async def _prepare(
+    message: OutboxMessage, ctx: DeliveryContext, deliverers: Mapping[AwardKind, Deliverer]
+) -> tuple[Grant, Effect]:
     grant = await _grant(message, ctx)
     deliverer = deliverers.get(grant.award.kind)
     if deliverer is None:
         raise NotDeliverable(f"no deliverer is wired for {grant.award.kind.value} awards")
-    effect = await deliverer(grant, ctx)
-    async with ctx.shards.for_user(grant.user_id) as uow:
-        if not await uow.wins.settle(grant.order_id, WinState.CREATE, WinState.COMPLETED):
-            if await uow.wins.get(grant.order_id) is None:
-                raise UnknownWin(f"no award record for order {grant.order_id}")
-            return False
-        # The unique key on the order id: an effect row already there means the effect was
-        # written before, so the record is only completed.
-        delivered = await uow.deliveries.add(grant, ctx.clock.now())
-        if delivered:
-            await effect(uow)
-        await fault("delivery.before_commit")
-        await uow.commit()
+    return grant, await deliverer(grant, ctx)
+
+
+async def _record(uow: ShardUnitOfWork, grant: Grant, effect: Effect, now: datetime) -> bool:
+    if not await uow.wins.settle(grant.order_id, WinState.CREATE, WinState.COMPLETED):
+        if await uow.wins.get(grant.order_id) is None:
+            raise UnknownWin(f"no award record for order {grant.order_id}")
+        return False
+    # The unique key on the order id: an effect row already there means the effect was
+    # written before, so the record is only completed.
+    delivered = await uow.deliveries.add(grant, now)
+    if delivered:
+        await effect(uow)
     return delivered
 
 

@@ -259,6 +259,10 @@ class Shards(Protocol):
         """One unit of work per shard: what jobs and reports iterate."""
         ...
 
+    def index(self, user_id: str) -> int:
+        """The position in `every()` of the shard that holds `user_id`'s rows."""
+        ...
+
 
 # --- prize stock, sessions ------------------------------------------------------------
 

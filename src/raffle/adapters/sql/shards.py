@@ -79,6 +79,10 @@ class SqlShards:
         database, table = route(user_id, len(self._engines), self._tables)
         return SqlShardUnitOfWork(self._engines[database], shard_tables(table), table)
 
+    def index(self, user_id: str) -> int:
+        database, table = route(user_id, len(self._engines), self._tables)
+        return database * self._tables + table
+
     def every(self) -> list[ShardUnitOfWork]:
         """One unit of work per shard, in the order of `route`'s index (database-major)."""
         return [
