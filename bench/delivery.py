@@ -104,6 +104,12 @@ def start_workers(settings: Settings, workers: int) -> list[subprocess.Popen[byt
     ]
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _env(settings: Settings) -> dict[str, object]:
     return {
         "database_url": settings.database_url,
@@ -129,6 +135,7 @@ async def main(args: argparse.Namespace) -> None:
         print(f"wrote {args.messages:,} wins in {time.monotonic() - began:.1f}s", file=sys.stderr)
         processes = start_workers(settings, args.workers)
         seconds, samples = await watch(settings, args.messages)
+        cpu = sum(_cpu_seconds(p.pid) for p in processes)
         steady = [s for s in samples if 0.2 * args.messages <= s[1] <= 0.8 * args.messages]
         rate = (
             (steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0])
@@ -143,6 +150,8 @@ async def main(args: argparse.Namespace) -> None:
                     "seconds_to_drain": round(seconds, 1),
                     "deliveries_per_second_overall": round(args.messages / seconds),
                     "deliveries_per_second_steady": round(rate),
+                    "worker_cpu_ms_per_delivery": round(1000 * cpu / args.messages, 2),
+                    "load_average": os.getloadavg()[0],
                 }
             )
         )

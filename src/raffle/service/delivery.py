@@ -67,10 +67,11 @@ async def deliver_together(
         group.sort(key=lambda item: (item[1].user_id, item[1].order_id))
         try:
             async with ctx.shards.for_user(group[0][1].user_id) as uow:
-                for _, grant, effect in group:
-                    await _record(uow, grant, effect, ctx.clock.now())
+                unknown = await _record_many(uow, group, ctx.clock.now())
                 await fault("delivery.before_commit")
                 await uow.commit()
+            for i in unknown:
+                outcomes[i] = UnknownWin(f"no award record for {messages[i].key}")
         except Exception:
             for i, _, _ in group:
                 try:
@@ -78,6 +79,23 @@ async def deliver_together(
                 except Exception as error:
                     outcomes[i] = error
     return outcomes
+
+
+async def _record_many(
+    uow: ShardUnitOfWork, group: list[tuple[int, Grant, Effect]], now: datetime
+) -> list[int]:
+    """`_record` for a shard's batch in a few statements; the positions of unknown orders."""
+    ids = [grant.order_id for _, grant, _ in group]
+    settled = await uow.wins.settle_many(ids, WinState.CREATE, WinState.COMPLETED)
+    unsettled = [order_id for order_id in ids if order_id not in settled]
+    present = await uow.wins.present(unsettled) if unsettled else set()
+    grants = [grant for _, grant, _ in group if grant.order_id in settled]
+    fresh = await uow.deliveries.add_many(grants, now) if grants else set()
+    for _, grant, effect in group:
+        if grant.order_id in fresh:
+            fresh.discard(grant.order_id)  # a message twice in one batch: one effect
+            await effect(uow)
+    return [i for i, grant, _ in group if grant.order_id not in settled | present]
 
 
 async def _prepare(

@@ -197,6 +197,12 @@ class WinRepository(Protocol):
         until commit); False if it is not in `expected` or does not exist."""
         ...
 
+    async def settle_many(
+        self, order_ids: Sequence[str], expected: WinState, new: WinState
+    ) -> set[str]:
+        """`settle` for many records at once: those moved (and locked until commit)."""
+        ...
+
     async def in_state(self, state: WinState, limit: int) -> list[Win]:
         """Records in `state`, oldest first (failed deliveries, for operators)."""
         ...
@@ -234,6 +240,11 @@ class DeliveryRepository(Protocol):
 
     async def add(self, grant: Grant, at: datetime) -> bool:
         """Record the delivery of `grant`; False (nothing written) if it was delivered before."""
+        ...
+
+    async def add_many(self, grants: Sequence[Grant], at: datetime) -> set[str]:
+        """`add` for many: the order ids recorded now. Callers hold the award records' locks
+        (from settling them), so no other transaction records the same orders meanwhile."""
         ...
 
     async def count(self) -> int: ...

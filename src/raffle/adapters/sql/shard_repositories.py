@@ -354,6 +354,25 @@ class SqlWinRepository:
         )
         return (await self._connection.execute(statement)).rowcount == 1
 
+    async def settle_many(
+        self, order_ids: Sequence[str], expected: WinState, new: WinState
+    ) -> set[str]:
+        # Lock first, in order, then move what was found: UPDATE ... RETURNING would do it
+        # in one statement, but MariaDB has no RETURNING on UPDATE.
+        w = self._table
+        query = (
+            select(w.c.order_id)
+            .where(w.c.order_id.in_(order_ids), w.c.state == expected.value)
+            .order_by(w.c.order_id)
+            .with_for_update()
+        )
+        found = list((await self._connection.execute(query)).scalars().all())
+        if found:
+            await self._connection.execute(
+                update(w).where(w.c.order_id.in_(found)).values(state=new.value)
+            )
+        return set(found)
+
     async def in_state(self, state: WinState, limit: int) -> list[Win]:
         w = self._table
         query = select(w).where(w.c.state == state.value).order_by(w.c.created_at).limit(limit)
