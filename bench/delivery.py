@@ -1,7 +1,7 @@
 """Delivery throughput: N committed outbox messages, drained by `raffle worker` processes
 through RabbitMQ into PostgreSQL (2 x 4 shards); sustained deliveries per second.
 
-    .venv/bin/python bench/delivery.py [--messages 20000] [--workers 2]
+    .venv/bin/python bench/delivery.py [--messages 20000] [--workers 2] [--split]
         [--postgres-url postgresql://postgres@127.0.0.1:5432/postgres]
         [--rabbitmq-url amqp://guest:guest@127.0.0.1:5672/]
 
@@ -95,12 +95,12 @@ async def watch(settings: Settings, messages: int) -> tuple[float, list[tuple[fl
         await raffle.close()
 
 
-def start_workers(settings: Settings, workers: int) -> list[subprocess.Popen[bytes]]:
+def start_workers(settings: Settings, roles: list[list[str]]) -> list[subprocess.Popen[bytes]]:
     env = {**os.environ, **{f"RAFFLE_{k.upper()}": str(v) for k, v in _env(settings).items()}}
     raffle = str(Path(sys.executable).parent / "raffle")
     return [
-        subprocess.Popen([raffle, "worker", "--no-jobs"], env=env, start_new_session=True)
-        for _ in range(workers)
+        subprocess.Popen([raffle, "worker", "--no-jobs", *role], env=env, start_new_session=True)
+        for role in roles
     ]
 
 
@@ -133,9 +133,13 @@ async def main(args: argparse.Namespace) -> None:
         began = time.monotonic()
         await write_wins(settings, args.messages)
         print(f"wrote {args.messages:,} wins in {time.monotonic() - began:.1f}s", file=sys.stderr)
-        processes = start_workers(settings, args.workers)
+        roles = [[]] * args.workers  # each worker relays and consumes
+        if args.split:
+            roles = [["--no-consumers"], *[["--no-relay"]] * args.workers]
+        processes = start_workers(settings, roles)
         seconds, samples = await watch(settings, args.messages)
-        cpu = sum(_cpu_seconds(p.pid) for p in processes)
+        cpus = [_cpu_seconds(p.pid) for p in processes]
+        cpu = sum(cpus)
         steady = [s for s in samples if 0.2 * args.messages <= s[1] <= 0.8 * args.messages]
         rate = (
             (steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0])
@@ -151,6 +155,9 @@ async def main(args: argparse.Namespace) -> None:
                     "deliveries_per_second_overall": round(args.messages / seconds),
                     "deliveries_per_second_steady": round(rate),
                     "worker_cpu_ms_per_delivery": round(1000 * cpu / args.messages, 2),
+                    "cpu_ms_per_delivery_by_process": [
+                        round(1000 * c / args.messages, 2) for c in cpus
+                    ],
                     "load_average": os.getloadavg()[0],
                 }
             )
@@ -167,6 +174,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--split", action="store_true", help="one relay-only process + WORKERS consumer-only"
+    )
     parser.add_argument(
         "--postgres-url", default="postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
     )
