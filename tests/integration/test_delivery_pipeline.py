@@ -14,8 +14,11 @@ from raffle.entrypoints import worker
 from raffle.service import deliverers
 from raffle.service.deliverers import DeliveryContext, Effect
 from raffle.service.delivery import failed_deliveries, resend
+from raffle.service.draw import Draw, draw
+from raffle.service.ports import ShardUnitOfWork
 from raffle.settings import Settings
 from tests.integration.delivery_world import (
+    ACTIVITY,
     POISON,
     delivery_campaign,
     drained,
@@ -155,5 +158,55 @@ async def test_a_poison_message_is_dead_lettered_after_k_attempts_and_reported(
             found = await drained(raffle, len(orders), within=30)
         assert found.failed == len(failed) - 1
         assert found.completed == found.delivered == len(orders) - len(failed) + 1
+    finally:
+        await raffle.close()
+
+
+async def test_a_draw_that_dies_before_its_commit_leaves_nothing_to_deliver(
+    make_settings: MakeSettings,
+) -> None:
+    """The first point of the matrix, on the producing side: the draw's transaction (order,
+    award record, outbox message) dies at its commit. Nothing of it is delivered; the wins
+    around it all are."""
+    settings = await make_settings()
+    raffle = await pipeline(settings, delivery_campaign())
+    shards = raffle.shards
+
+    class DiesAtCommit:
+        """The real shards, whose unit of work for `victim` dies when it commits."""
+
+        def for_user(self, user_id: str) -> ShardUnitOfWork:
+            uow = shards.for_user(user_id)
+            if user_id == "victim":
+
+                async def die() -> None:
+                    raise Crash("draw.before_commit")
+
+                uow.commit = die  # type: ignore[method-assign]
+            return uow
+
+        def every(self) -> list[ShardUnitOfWork]:
+            return shards.every()
+
+        def index(self, user_id: str) -> int:
+            return shards.index(user_id)
+
+    try:
+        with pytest.raises(Crash):
+            await draw(
+                Draw("victim", ACTIVITY),
+                catalogue=raffle.catalogue,
+                shards=DiesAtCommit(),
+                stock=raffle.stock,
+                rng=raffle.rng,
+                clock=raffle.clock,
+            )
+        orders = await draw_wins(raffle, users=20, each=3)
+        async with running(raffle):
+            found = await drained(raffle, len(orders), within=30)
+        assert (found.records, found.completed, found.delivered) == (60, 60, 60)
+        await effects_match_facts(raffle, users=20, each=3)
+        async with shards.for_user("victim") as uow:
+            assert await uow.orders.history("victim", ACTIVITY, None, 10) == []
     finally:
         await raffle.close()

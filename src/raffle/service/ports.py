@@ -230,7 +230,11 @@ class OutboxRepository(Protocol):
         ...
 
     async def unpublished(self, before: datetime) -> int:
-        """Messages not published whose row was last touched before `before`."""
+        """Messages not published yet that were written before `before`."""
+        ...
+
+    async def states(self) -> dict[str, int]:
+        """How many messages are in each state (create, sending, published, failed)."""
         ...
 
 

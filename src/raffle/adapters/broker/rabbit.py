@@ -54,6 +54,7 @@ class RabbitBroker:
         self._connection: AbstractRobustConnection | None = None
         self._exchange: AbstractExchange | None = None
         self._lock = asyncio.Lock()
+        self._publisher_lock = asyncio.Lock()
 
     async def publish(self, message: OutboxMessage) -> None:
         body = aio_pika.Message(
@@ -104,11 +105,14 @@ class RabbitBroker:
             await connection.close()
 
     async def _publisher(self) -> AbstractExchange:
-        if self._exchange is None:
-            connection = await self._connect()
-            channel = await connection.channel(publisher_confirms=True, on_return_raises=True)
-            self._exchange = await channel.get_exchange(EXCHANGE)
-        return self._exchange
+        # One confirming channel for every publish: made once, however many publishes
+        # arrive at once (a second channel would replace the first under their feet).
+        async with self._publisher_lock:
+            if self._exchange is None:
+                connection = await self._connect()
+                channel = await connection.channel(publisher_confirms=True, on_return_raises=True)
+                self._exchange = await channel.get_exchange(EXCHANGE)
+            return self._exchange
 
     async def _connect(self) -> AbstractRobustConnection:
         async with self._lock:

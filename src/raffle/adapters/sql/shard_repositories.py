@@ -452,6 +452,11 @@ class SqlOutboxRepository:
         )
         return int(await self._connection.scalar(query) or 0)
 
+    async def states(self) -> dict[str, int]:
+        t = self._table
+        query = select(t.c.state, func.count()).group_by(t.c.state)
+        return {state: n for state, n in await self._connection.execute(query)}
+
 
 def _due(t: Table, now: datetime) -> ColumnElement[bool]:
     """New messages, and failed ones whose backoff after their attempts has passed."""
