@@ -455,7 +455,7 @@ class SqlOutboxRepository:
     async def states(self) -> dict[str, int]:
         t = self._table
         query = select(t.c.state, func.count()).group_by(t.c.state)
-        return {state: n for state, n in await self._connection.execute(query)}
+        return {str(row[0]): int(row[1]) for row in await self._connection.execute(query)}
 
 
 def _due(t: Table, now: datetime) -> ColumnElement[bool]:
