@@ -14,6 +14,7 @@ from sqlalchemy import Connection, MetaData, func, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import QueuePool
 
+from raffle.adapters.sql.delivery_tables import define as define_delivery
 from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.shard_tables import define
 from raffle.adapters.sql.tables import NAMING_CONVENTION, metadata, strategy_prize, strategy_rule
@@ -109,6 +110,7 @@ async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine
         for table in metadata.tables.values():
             table.to_metadata(expected)
         define(0, expected)  # one shard table index by default
+        define_delivery(0, expected)
         return list(compare_metadata(MigrationContext.configure(connection), expected))
 
     async with engine.connect() as connection:
