@@ -53,6 +53,12 @@ async def test_a_draw_over_http_is_delivered_in_process(api: Api) -> None:
         assert report["created"] == 0
         assert report["completed"] == report["delivered"] == 3 - len(failed)
         assert report["unpublished"] == 0
+        prizes = (
+            await api.client.get(f"/api/admin/deliveries/activities/{ACTIVITY}", headers=admin)
+        ).json()
+        assert sum(p["records"] for p in prizes) == 3
+        assert sum(p["failed"] for p in prizes) == len(failed)
+        assert all(p["consistent"] and p["created"] == 0 for p in prizes)
 
 
 async def _settled_win(api: Api, user: str, order_id: str) -> Win:

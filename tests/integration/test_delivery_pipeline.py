@@ -15,6 +15,7 @@ from raffle.entrypoints import worker
 from raffle.service import deliverers
 from raffle.service.deliverers import DeliveryContext, Effect
 from raffle.service.delivery import failed_deliveries, resend
+from raffle.service.delivery_report import delivery_report
 from raffle.service.draw import Draw, draw
 from raffle.service.ports import ShardUnitOfWork
 from raffle.settings import Settings
@@ -78,6 +79,10 @@ async def test_every_win_is_delivered_once(make_settings: MakeSettings) -> None:
         assert (found.completed, found.delivered, found.failed) == (200, 200, 0)
         assert found.unpublished == 0
         await effects_match_facts(raffle, users=40, each=5)
+        prizes = await delivery_report(ACTIVITY, catalogue=raffle.catalogue, shards=raffle.shards)
+        assert {p.kind for p in prizes} == {"chances", "thanks"}
+        assert sum(p.delivered for p in prizes) == 200
+        assert all(p.consistent and p.completed == p.records for p in prizes)
     finally:
         await raffle.close()
 

@@ -211,6 +211,10 @@ class WinRepository(Protocol):
         """How many records this shard holds in each state."""
         ...
 
+    async def tally(self, activity_id: int) -> dict[tuple[int, WinState], int]:
+        """The activity's records on this shard by (award, state)."""
+        ...
+
 
 class OutboxRepository(Protocol):
     async def add(self, message: OutboxMessage) -> None: ...
@@ -252,6 +256,10 @@ class DeliveryRepository(Protocol):
         ...
 
     async def count(self) -> int: ...
+
+    async def tally(self, activity_id: int) -> dict[int, int]:
+        """The activity's delivery rows on this shard by award."""
+        ...
 
 
 class ShardUnitOfWork(Transaction, Protocol):

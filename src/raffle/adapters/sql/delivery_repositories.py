@@ -13,9 +13,10 @@ from raffle.domain.delivery import Grant
 
 
 class SqlDeliveryRepository:
-    def __init__(self, connection: AsyncConnection, table: Table) -> None:
+    def __init__(self, connection: AsyncConnection, table: Table, wins: Table) -> None:
         self._connection = connection
         self._table = table
+        self._wins = wins  # the award records of the same shard table index
 
     async def add(self, grant: Grant, at: datetime) -> bool:
         statement = insert_ignore(self._connection.dialect, self._table, _row(grant, at))
@@ -34,6 +35,16 @@ class SqlDeliveryRepository:
     async def count(self) -> int:
         query = select(func.count()).select_from(self._table)
         return int(await self._connection.scalar(query) or 0)
+
+    async def tally(self, activity_id: int) -> dict[int, int]:
+        d, w = self._table, self._wins
+        query = (
+            select(d.c.award_id, func.count())
+            .select_from(d.join(w, w.c.order_id == d.c.order_id))
+            .where(w.c.activity_id == activity_id)
+            .group_by(d.c.award_id)
+        )
+        return {int(award): int(n) for award, n in await self._connection.execute(query)}
 
 
 def _row(grant: Grant, at: datetime) -> dict[str, object]:

@@ -340,6 +340,16 @@ class SqlWinRepository:
         )
         return int(await self._connection.scalar(query) or 0)
 
+    async def tally(self, activity_id: int) -> dict[tuple[int, WinState], int]:
+        w = self._table
+        query = (
+            select(w.c.award_id, w.c.state, func.count())
+            .where(w.c.activity_id == activity_id)
+            .group_by(w.c.award_id, w.c.state)
+        )
+        rows = await self._connection.execute(query)
+        return {(int(award), WinState(state)): int(n) for award, state, n in rows}
+
     async def present(self, order_ids: Sequence[str]) -> set[str]:
         w = self._table
         query = select(w.c.order_id).where(w.c.order_id.in_(order_ids))

@@ -63,7 +63,9 @@ class SqlShardUnitOfWork(TransactionScope):
         self.orders = SqlOrderRepository(connection, self._tables)
         self.wins = SqlWinRepository(connection, self._tables)
         self.outbox = SqlOutboxRepository(connection, self._tables)
-        self.deliveries = SqlDeliveryRepository(connection, delivery_table(self._index))
+        self.deliveries = SqlDeliveryRepository(
+            connection, delivery_table(self._index), self._tables.award_record
+        )
 
 
 class SqlShards:

@@ -13,6 +13,7 @@ from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
 from raffle.service.delivery import delivery_counts, failed_deliveries, resend
+from raffle.service.delivery_report import delivery_report
 
 router = APIRouter(prefix="/api/admin/deliveries", tags=["operator"])
 
@@ -46,6 +47,41 @@ class DeliveryCountsOut(BaseModel):
     failed: int
     delivered: int
     unpublished: int
+
+
+class PrizeDeliveriesOut(BaseModel):
+    award_id: int
+    kind: str
+    stock: int | None
+    records: int
+    created: int
+    completed: int
+    failed: int
+    delivered: int
+    consistent: bool
+
+
+@router.get("/activities/{activity_id}", responses=documented(401, 403, 404))
+async def activity_report(
+    activity_id: int, session: AdminSession, raffle: RaffleDep
+) -> list[PrizeDeliveriesOut]:
+    """Per prize won in the activity: award records by state, delivered effects and stock.
+    `consistent` is completed = delivered and records within stock."""
+    found = await delivery_report(activity_id, catalogue=raffle.catalogue, shards=raffle.shards)
+    return [
+        PrizeDeliveriesOut(
+            award_id=p.award_id,
+            kind=p.kind,
+            stock=p.stock,
+            records=p.records,
+            created=p.created,
+            completed=p.completed,
+            failed=p.failed,
+            delivered=p.delivered,
+            consistent=p.consistent,
+        )
+        for p in found
+    ]
 
 
 @router.get("/failed", responses=documented(401, 403))
