@@ -22,7 +22,7 @@ from tests.integration.delivery_world import (
     pipeline,
 )
 from tests.integration.raffles import SettableClock
-from tests.services import free_port
+from tests.services import RabbitMQServer, free_port
 
 
 async def _queued(url: str) -> int:
@@ -134,4 +134,34 @@ async def test_compensation_publishes_what_a_dead_relay_left(
         assert await _queued(rabbitmq_url) == 20
     finally:
         await live.close()
+        await raffle.close()
+
+
+async def test_a_relay_outlives_a_broker_restart(
+    make_database_url: Callable[[str], Awaitable[str]], rabbitmq_server: RabbitMQServer
+) -> None:
+    """The same relay (and its connection) before and after the broker restarts: what it
+    could not publish meanwhile is published once the broker is back, none of it lost."""
+    await fresh_queues(rabbitmq_server.url)
+    settings = Settings(
+        database_url=await make_database_url("postgres"),
+        broker_url=rabbitmq_server.url,
+        publish_timeout_seconds=2.0,
+        republish_after_seconds=5.0,
+    )
+    raffle = await pipeline(settings, delivery_campaign())
+    try:
+        await draw_wins(raffle, users=10, each=2)
+        assert await relay(raffle.shards, raffle.broker, raffle.clock) == 20
+        await asyncio.to_thread(rabbitmq_server.restart)
+        await draw_wins(raffle, users=10, each=2)
+        deadline = asyncio.get_running_loop().time() + 60
+        while (await _unpublished(raffle)).get("published") != 40:
+            assert asyncio.get_running_loop().time() < deadline, await _unpublished(raffle)
+            await relay(raffle.shards, raffle.broker, raffle.clock)
+            await compensate(raffle.shards, raffle.broker, raffle.clock, age=timedelta(seconds=5))
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)
+        assert await _queued(rabbitmq_server.url) == 40  # durable queue, persistent messages
+    finally:
         await raffle.close()
