@@ -29,6 +29,7 @@ from tests.integration.delivery_world import (
     fresh_queues,
     pipeline,
 )
+from tests.services import RabbitMQServer
 
 MakeSettings = Callable[..., Awaitable[Settings]]
 
@@ -219,5 +220,25 @@ async def test_a_draw_that_dies_before_its_commit_leaves_nothing_to_deliver(
         await effects_match_facts(raffle, users=20, each=3)
         async with shards.for_user("victim") as uow:
             assert await uow.orders.history("victim", ACTIVITY, None, 10) == []
+    finally:
+        await raffle.close()
+
+
+async def test_a_running_worker_outlives_a_broker_restart(
+    make_settings: MakeSettings, rabbitmq_server: RabbitMQServer
+) -> None:
+    """Relay and consumers keep running while the broker restarts: their connection comes
+    back, the consumers resume, and the wins drawn meanwhile are delivered too."""
+    settings = await make_settings(broker_url=rabbitmq_server.url)
+    raffle = await pipeline(settings, delivery_campaign())
+    try:
+        async with running(raffle):
+            orders = await draw_wins(raffle, users=10, each=3)
+            await drained(raffle, len(orders), within=30)
+            await asyncio.to_thread(rabbitmq_server.restart)
+            orders += await draw_wins(raffle, users=10, each=3)
+            found = await drained(raffle, len(orders), within=60)
+        assert (found.completed, found.delivered, found.failed) == (60, 60, 0)
+        await effects_match_facts(raffle, users=10, each=6)
     finally:
         await raffle.close()
