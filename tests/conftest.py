@@ -11,7 +11,9 @@ A test that takes ``database_url`` runs once per backend (``[sqlite]``, ``[postg
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -24,13 +26,21 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from tests.services import MariaDBServer, PostgresServer, RedisServer, Server, ServiceUnavailable
+from tests.services import (
+    MariaDBServer,
+    PostgresServer,
+    RabbitMQServer,
+    RedisServer,
+    Server,
+    ServiceUnavailable,
+)
 
 BACKENDS = ["sqlite", "postgres", "mariadb"]
 ENV_URLS = {
     "postgres": "RAFFLE_TEST_POSTGRES_URL",
     "mariadb": "RAFFLE_TEST_MARIADB_URL",
     "redis": "RAFFLE_TEST_REDIS_URL",
+    "rabbitmq": "RAFFLE_TEST_RABBITMQ_URL",
 }
 CREATE_DATABASE = {
     "postgres": "CREATE DATABASE {} TEMPLATE template0",
@@ -100,6 +110,27 @@ def mariadb_server() -> Iterator[MariaDBServer]:
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     yield from _throwaway(RedisServer)
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_server() -> Iterator[RabbitMQServer]:
+    yield from _throwaway(RabbitMQServer)
+
+
+SYSTEM_RABBITMQ = "amqp://guest:guest@127.0.0.1:5672/"
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_url(request: pytest.FixtureRequest) -> str:
+    """A throwaway node; the system's broker on 5672 only if none can be started (tests that
+    kill or restart the broker then still need a throwaway one, and say so)."""
+    try:
+        return _url(request, "rabbitmq")
+    except (pytest.skip.Exception, pytest.fail.Exception):
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", 5672), 1):
+            print(f"no throwaway RabbitMQ: using the system broker {SYSTEM_RABBITMQ}")
+            return SYSTEM_RABBITMQ
+        raise
 
 
 @pytest.fixture(scope="session")

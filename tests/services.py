@@ -247,3 +247,57 @@ class RedisServer(Server):
         with socket.create_connection((LOOPBACK, self.port), 1) as sock:
             sock.sendall(b"PING\r\n")
             return sock.recv(64).startswith(b"+PONG")
+
+
+class RabbitMQServer(Server):
+    """A RabbitMQ node of its own: node name, ports, data, logs and plugins under the tmp dir,
+    so it can be killed and restarted without touching the system's broker."""
+
+    kind = "rabbitmq"
+    url_template = "amqp://guest:guest@{host}:{port}/"
+    stop_signal = signal.SIGTERM  # the Erlang VM shuts down cleanly on it
+
+    def _locate(self) -> None:
+        self.binary = _require(Path("/usr/lib/rabbitmq/bin/rabbitmq-server"), "rabbitmq-server")
+
+    def _command(self) -> list[str]:
+        (self.tmpdir / "enabled_plugins").write_text("[].\n")
+        (self.tmpdir / "rabbitmq.conf").write_text(
+            f"listeners.tcp.1 = {LOOPBACK}:{self.port}\n"
+            "log.console = false\nlog.file.level = warning\n"
+            "vm_memory_high_watermark.relative = 0.2\ndisk_free_limit.absolute = 50MB\n"
+        )
+        return [self.binary]
+
+    def _options(self, log: IO[bytes]) -> dict[str, Any]:
+        options = super()._options(log)
+        base = self.tmpdir
+        options["env"] = {
+            **os.environ,
+            "HOME": str(base),  # the Erlang cookie
+            "RABBITMQ_NODENAME": f"raffle{self.port}@localhost",
+            "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
+            "RABBITMQ_NODE_PORT": str(self.port),
+            "RABBITMQ_DIST_PORT": str(self.dist_port),
+            "RABBITMQ_MNESIA_BASE": str(self.datadir),
+            "RABBITMQ_LOG_BASE": str(base / "log"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(base / "enabled_plugins"),
+            "RABBITMQ_CONFIG_FILE": str(base / "rabbitmq.conf"),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(base / "advanced.config"),
+            "RABBITMQ_CONF_ENV_FILE": str(base / "rabbitmq-env.conf"),
+            "RABBITMQ_PID_FILE": str(base / "rabbitmq.pid"),
+        }
+        return options
+
+    @property
+    def dist_port(self) -> int:
+        if not hasattr(self, "_dist_port"):
+            self._dist_port = free_port()
+        return self._dist_port
+
+    def _ready(self) -> bool:
+        # The AMQP 0-9-1 protocol header is answered by connection.start (a method frame).
+        with socket.create_connection((LOOPBACK, self.port), 1) as sock:
+            sock.settimeout(2)
+            sock.sendall(b"AMQP\x00\x00\x09\x01")
+            return sock.recv(8)[:1] == b"\x01"

@@ -12,6 +12,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.broker.memory import MemoryBroker
+from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
@@ -23,9 +25,12 @@ from raffle.adapters.sql.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
+from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
+from raffle.service.deliverers import DeliveryContext
 from raffle.service.ports import (
+    Broker,
     Clock,
     IdempotencyStore,
     PrizeStock,
@@ -38,6 +43,7 @@ from raffle.service.ports import (
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
+from raffle.service.stock_sync import ClaimLedger
 from raffle.settings import Settings
 
 
@@ -55,13 +61,18 @@ class Raffle:
     limiter: RateLimiter
     idempotency: IdempotencyStore
     calendar: SignInCalendar
+    broker: Broker
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
+    ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
     redis: Redis | None = None
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
+
+    def delivery(self) -> DeliveryContext:
+        return DeliveryContext(self.catalogue, self.uow, self.shards, self.clock)
 
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up."""
@@ -70,6 +81,7 @@ class Raffle:
                 pass
 
     async def close(self) -> None:
+        await self.broker.close()
         if self.redis is not None:
             await self.redis.aclose()
         for engine in self.engines:
@@ -131,9 +143,18 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         limiter=limiter,
         idempotency=SqlIdempotencyStore(config, clock),
         calendar=calendar,
+        broker=_broker(settings),
         redis=redis,
         claims=claims.counts if claims else None,
+        ledger=claims,
     )
+
+
+def _broker(settings: Settings) -> Broker:
+    attempts, timeout = settings.delivery_attempts, settings.publish_timeout_seconds
+    if settings.broker_url is None:
+        return MemoryBroker(attempts=attempts, timeout=timeout)
+    return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
 
 
 def _redis(url: str) -> Redis:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import field_validator
+from typing import Self
+
+from pydantic import field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The async driver each kind of database URL is served by; plain URLs are accepted too.
@@ -39,6 +41,15 @@ class Settings(BaseSettings):
     catalogue_ttl_seconds: float = 1.0  # how soon a change by another process is seen
     load_demo: bool = True  # `raffle serve` on an empty database loads examples/ and a demo
 
+    # RabbitMQ (amqp://…) for delivering wins; without it the outbox is delivered in this
+    # process (the single-process embedded default), with it `raffle worker` delivers.
+    broker_url: str | None = None
+    delivery_attempts: int = 5  # failed deliveries of a message before its dead-letter queue
+    publish_timeout_seconds: float = 10.0  # a publish not confirmed by then is tried again
+    # The compensation job publishes again what is still unpublished this long after its
+    # row was last touched; above the publish timeout, so it never races a live relay.
+    republish_after_seconds: float = 60.0
+
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, url: str) -> str:
@@ -57,6 +68,19 @@ class Settings(BaseSettings):
         if value < 1:
             raise ValueError("must be at least 1")
         return value
+
+    @field_validator("delivery_attempts")
+    @classmethod
+    def _attempts(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+    @model_validator(mode="after")
+    def _republish_after_publish(self) -> Self:
+        if self.republish_after_seconds <= self.publish_timeout_seconds:
+            raise ValueError("republish_after_seconds must exceed publish_timeout_seconds")
+        return self
 
     @property
     def database_urls(self) -> list[str]:

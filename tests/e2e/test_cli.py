@@ -66,7 +66,7 @@ def test_migrate_then_load_stores_the_campaign(cli: CliRunner, tmp_path: Path) -
     assert cli.invoke(main, ["migrate"]).exit_code == 0
     result = cli.invoke(main, ["load", BIG_MARKET])
     assert result.exit_code == 0, result.output
-    assert "loaded 10 awards, 1 strategies, 1 activities and 1 SKUs" in result.stdout
+    assert "loaded 10 awards, 1 strategies, 1 activities and 3 SKUs" in result.stdout
     again = cli.invoke(main, ["load", BIG_MARKET])
     assert again.exit_code == 0, again.output  # loading is an upsert
 

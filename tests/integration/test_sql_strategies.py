@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import QueuePool
 
 from raffle.adapters.sql import points_tables, prize_tables
+from raffle.adapters.sql.delivery_tables import define as define_delivery
 from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.shard_tables import define
 from raffle.adapters.sql.tables import NAMING_CONVENTION, metadata, strategy_prize, strategy_rule
@@ -112,6 +113,7 @@ async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine
         define(0, expected)  # one shard table index by default
         points_tables.define(0, expected)
         prize_tables.define(0, expected)  # (importing it put code_pool in `metadata`)
+        define_delivery(0, expected)
         return list(compare_metadata(MigrationContext.configure(connection), expected))
 
     async with engine.connect() as connection:

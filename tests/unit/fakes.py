@@ -15,7 +15,8 @@ from typing import Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
-from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.delivery import Grant
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
@@ -274,6 +275,7 @@ class ShardStore:
     rebates: dict[tuple[str, int, str, str], RebateOrder] = field(default_factory=dict)
     grants: dict[tuple[str, str], AccessGrant] = field(default_factory=dict)
     shipments: dict[str, Shipment] = field(default_factory=dict)
+    deliveries: dict[str, Grant] = field(default_factory=dict)
 
 
 class FakeQuotas:
@@ -391,6 +393,24 @@ class FakeWins:
         return sum(
             (w.strategy_id, w.award_id) == (strategy_id, award_id) for w in self.s.wins.values()
         )
+
+    async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
+        win = self.s.wins.get(order_id)
+        if win is None or win.state is not expected:
+            return False
+        self.s.wins[order_id] = replace(win, state=new)
+        return True
+
+
+class FakeDeliveries:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def add(self, grant: Grant, at: datetime) -> bool:
+        if grant.order_id in self.s.deliveries:
+            return False
+        self.s.deliveries[grant.order_id] = grant
+        return True
 
 
 class FakeOutbox:
@@ -539,6 +559,7 @@ class FakeShardUnitOfWork(_Transaction):
         self.shipments = FakeShipments(self.store)
         # Claims commit at once, in the pools' own database (the configuration store).
         self.codes = FakeCodePools(self._config)
+        self.deliveries = FakeDeliveries(self.store)
 
 
 class FakeShards:
@@ -553,6 +574,9 @@ class FakeShards:
 
     def every(self) -> list[FakeShardUnitOfWork]:
         return [FakeShardUnitOfWork(self.store, self.config)]
+
+    def index(self, user_id: str) -> int:
+        return 0
 
 
 class FakePrizeStock:

@@ -20,7 +20,7 @@ async def test_loading_stores_every_award_and_strategy_in_one_commit() -> None:
     campaign = read_campaign(EXAMPLE)
     uow = FakeUnitOfWork()
     loaded = await load_campaign(campaign, uow)
-    assert (loaded.awards, loaded.strategies, loaded.activities, loaded.skus) == (10, 1, 1, 1)
+    assert (loaded.awards, loaded.strategies, loaded.activities, loaded.skus) == (10, 1, 1, 3)
     assert uow.commits == 1
     assert uow.committed.strategies[100006] == campaign.strategies[0]
     assert set(uow.committed.awards) == set(range(100, 110))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import sys
 import unicodedata
 from collections.abc import Awaitable, Callable
@@ -21,6 +23,7 @@ from raffle.bootstrap import bootstrap
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import RaffleError
 from raffle.domain.rules import DrawContext
+from raffle.entrypoints import worker
 from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
 from raffle.service.simulation import Simulation, simulate
@@ -84,6 +87,31 @@ async def _prepare_embedded(settings: Settings) -> None:
             click.echo(f"loaded the demo campaign {DEMO.name}", err=True)
     finally:
         await raffle.close()
+
+
+@main.command("worker")
+@click.option("--relay/--no-relay", default=True, help="Publish the outbox to the broker.")
+@click.option("--consumers/--no-consumers", default=True, help="Deliver wins; dead letters.")
+@click.option("--jobs/--no-jobs", default=True, help="Activity clock, sweeps, compensation.")
+def worker_command(relay: bool, consumers: bool, jobs: bool) -> None:
+    """Run the outbox relay, the delivery consumers and the scheduled jobs until stopped
+    (RAFFLE_BROKER_URL names RabbitMQ; several workers may run at once)."""
+    settings = _settings()
+    if settings.broker_url is None and not (relay and consumers):
+        _fail("without RAFFLE_BROKER_URL the relay and consumers run in one process: keep both")
+
+    async def run() -> None:
+        raffle = bootstrap(settings)
+        try:
+            await raffle.start()
+            click.echo("raffle worker running", err=True)
+            await worker.run(raffle, worker.Parts(relay, consumers, jobs))
+        finally:
+            await raffle.close()
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        _run_or_exit(run)
 
 
 @main.group()

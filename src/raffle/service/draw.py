@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from raffle.domain.activity import Activity
+from raffle.domain.delivery import WON
 from raffle.domain.draws import (
     ActivityNotOpen,
     OrderState,
@@ -25,7 +26,6 @@ from raffle.service.catalogue import Catalogue
 from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Clock, PrizeStock, Shards, ShardUnitOfWork
 
-WON = "award.won"  # the outbox topic delivery listens to
 ATTEMPTS = 3  # a transaction the database dropped to break a deadlock is run again
 
 

@@ -24,7 +24,7 @@ from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
-from raffle.service.quotas import credit_sku, welcome_first
+from raffle.service.quotas import credit_pack, welcome_first
 from raffle.service.sku_units import held_unit
 
 T = TypeVar("T")
@@ -169,7 +169,15 @@ async def _exchange(
         assert order is not None
         await welcome_first(uow, p.user_id, p.activity, p.welcome, p.now)
         top_up_no = f"points-{order.order_id}"  # new with the points order, so never a repeat
-        await credit_sku(uow, p.user_id, p.sku, p.pack, p.activity, top_up_no, p.now)
+        await credit_pack(
+            uow,
+            user_id=p.user_id,
+            activity=p.activity,
+            sku=p.sku.sku,
+            pack=p.pack,
+            out_business_no=top_up_no,
+            now=p.now,
+        )
         done = await _result(uow, p, exchanged=True)
         await uow.commit()
         hold.keep()

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import date, datetime
 from types import TracebackType
 from typing import Protocol, Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
-from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.delivery import Grant
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
@@ -222,9 +223,78 @@ class WinRepository(Protocol):
         """How many wins of this prize this shard holds (for stock reconciliation)."""
         ...
 
+    async def present(self, order_ids: Sequence[str]) -> set[str]:
+        """Those of `order_ids` that have an award record on this shard."""
+        ...
+
+    async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
+        """Move the record from `expected` to `new` (a compare-and-set that locks the row
+        until commit); False if it is not in `expected` or does not exist."""
+        ...
+
+    async def settle_many(
+        self, order_ids: Sequence[str], expected: WinState, new: WinState
+    ) -> set[str]:
+        """`settle` for many records at once: those moved (and locked until commit)."""
+        ...
+
+    async def in_state(self, state: WinState, limit: int) -> list[Win]:
+        """Records in `state`, oldest first (failed deliveries, for operators)."""
+        ...
+
+    async def states(self) -> dict[WinState, int]:
+        """How many records this shard holds in each state."""
+        ...
+
+    async def tally(self, activity_id: int) -> dict[tuple[int, WinState], int]:
+        """The activity's records on this shard by (award, state)."""
+        ...
+
 
 class OutboxRepository(Protocol):
     async def add(self, message: OutboxMessage) -> None: ...
+
+    async def claim(
+        self, now: datetime, limit: int, stale_before: datetime | None = None
+    ) -> list[OutboxMessage]:
+        """Mark up to `limit` messages as being sent by this caller (state `sending`,
+        attempts + 1, updated_at = now) and return them; rows another claimer is claiming
+        are skipped, not waited for. Without `stale_before`: new messages and failed ones
+        whose backoff has passed. With it: any message not published whose row was last
+        touched before then (the compensation job)."""
+        ...
+
+    async def mark(self, message_ids: Sequence[str], published: bool, now: datetime) -> None:
+        """Record the broker's answer: published, or failed (tried again after a backoff)."""
+        ...
+
+    async def unpublished(self, before: datetime) -> int:
+        """Messages not published yet that were written before `before`."""
+        ...
+
+    async def states(self) -> dict[str, int]:
+        """How many messages are in each state (create, sending, published, failed)."""
+        ...
+
+
+class DeliveryRepository(Protocol):
+    """Delivered effects, one row per order: its primary key makes a second delivery of the
+    same win impossible, whatever the broker redelivers."""
+
+    async def add(self, grant: Grant, at: datetime) -> bool:
+        """Record the delivery of `grant`; False (nothing written) if it was delivered before."""
+        ...
+
+    async def add_many(self, grants: Sequence[Grant], at: datetime) -> set[str]:
+        """`add` for many: the order ids recorded now. Callers hold the award records' locks
+        (from settling them), so no other transaction records the same orders meanwhile."""
+        ...
+
+    async def count(self) -> int: ...
+
+    async def tally(self, activity_id: int) -> dict[int, int]:
+        """The activity's delivery rows on this shard by award."""
+        ...
 
 
 class PointsRepository(Protocol):
@@ -308,6 +378,7 @@ class ShardUnitOfWork(Transaction, Protocol):
     codes: CouponCodes
     grants: AccessGrantRepository
     shipments: ShipmentRepository
+    deliveries: DeliveryRepository
 
 
 class Shards(Protocol):
@@ -317,6 +388,10 @@ class Shards(Protocol):
 
     def every(self) -> list[ShardUnitOfWork]:
         """One unit of work per shard: what jobs and reports iterate."""
+        ...
+
+    def index(self, user_id: str) -> int:
+        """The position in `every()` of the shard that holds `user_id`'s rows."""
         ...
 
 
@@ -401,3 +476,30 @@ class IdempotencyStore(Protocol):
     async def delete_older(self, than: datetime) -> int:
         """Forget keys first used before `than`; how many there were."""
         ...
+
+
+# --- the message broker ----------------------------------------------------------------
+
+Handler = Callable[[OutboxMessage], Awaitable[None]]
+
+
+class Broker(Protocol):
+    """At-least-once messaging: publishing is confirmed, consuming is acknowledged."""
+
+    async def publish(self, message: OutboxMessage) -> None:
+        """Return once the broker has taken responsibility for the message (a publisher
+        confirm); raise Unavailable when it did not confirm in time."""
+        ...
+
+    async def consume(self, queue: str, handle: Handler) -> None:
+        """Run `handle` on each message of `queue` until cancelled. A message is acknowledged
+        when `handle` returns; when it raises, the message is returned and counts one failed
+        attempt, and after the broker's limit of attempts it goes to `dead_letters(queue)`."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def dead_letters(queue: str) -> str:
+    """The queue where messages of `queue` end after too many failed attempts."""
+    return f"{queue}.dead"

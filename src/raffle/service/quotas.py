@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from raffle.domain.activity import Activity
-from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, SkuSoldOut
+from raffle.domain.quota import QuotaAccount, QuotaPack, SkuSoldOut
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
@@ -55,8 +55,14 @@ async def top_up(
     credited = False
     try:
         async with shards.for_user(cmd.user_id) as uow:
-            credited = await credit_sku(
-                uow, cmd.user_id, sku, pack, activity, cmd.out_business_no, now
+            credited = await credit_pack(
+                uow,
+                user_id=cmd.user_id,
+                activity=activity,
+                sku=sku.sku,
+                pack=pack,
+                out_business_no=cmd.out_business_no,
+                now=now,
             )
             account = await _account(uow, cmd.user_id, activity.id, day, month)
             if credited:
@@ -69,30 +75,30 @@ async def top_up(
     return TopUpResult(credited, account)
 
 
-async def credit_sku(
+async def credit_pack(
     uow: ShardUnitOfWork,
+    *,
     user_id: str,
-    sku: Sku,
-    pack: QuotaPack,
     activity: Activity,
+    sku: int,
+    pack: QuotaPack,
     out_business_no: str,
     now: datetime,
 ) -> bool:
-    """Record a top-up of the SKU's pack and credit it, inside the caller's shard
-    transaction; False (nothing done) when this `out_business_no` was credited before.
-    The SKU's stock is the caller's to take (see `top_up`)."""
-    credited = await uow.top_ups.add(
+    """In `uow`: record the top-up and credit the pack, unless this user's
+    `out_business_no` was credited before (False, nothing changed)."""
+    added = await uow.top_ups.add(
         order_id=ids.order_id(now),
         user_id=user_id,
         activity_id=activity.id,
-        sku=sku.sku,
+        sku=sku,
         out_business_no=out_business_no,
         pack=pack,
         at=now,
     )
-    if credited:
+    if added:
         await uow.quotas.credit(user_id, activity.id, pack, activity.day(now), activity.month(now))
-    return credited
+    return added
 
 
 async def welcome_first(

@@ -26,7 +26,7 @@ from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.points import earn, retried
 from raffle.service.ports import Clock, Shards, SignInCalendar, UnitOfWork
-from raffle.service.quotas import credit_sku, welcome_first
+from raffle.service.quotas import credit_pack, welcome_first
 from raffle.service.sku_units import held_unit
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,15 @@ async def _grant(g: _Grant, config: Callable[[], UnitOfWork], shards: Shards) ->
         if g.chances is not None:
             await welcome_first(uow, cmd.user_id, g.activity, g.welcome, g.now)
             sku, pack = g.chances
-            await credit_sku(uow, cmd.user_id, sku, pack, g.activity, order.business_no, g.now)
+            await credit_pack(
+                uow,
+                user_id=cmd.user_id,
+                activity=g.activity,
+                sku=sku.sku,
+                pack=pack,
+                out_business_no=order.business_no,
+                now=g.now,
+            )
         if g.rule.points is not None:
             await earn(
                 uow, user_id=cmd.user_id, amount=g.rule.points, out_business_no=order.business_no,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -17,6 +17,7 @@ from sqlalchemy import (
     bindparam,
     func,
     insert,
+    or_,
     select,
     update,
 )
@@ -29,6 +30,7 @@ from raffle.adapters.sql.upsert import (
     insert_missing,
     insert_missing_for,
 )
+from raffle.domain.delivery import RETRY_STEPS, retry_delay
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.quota import QuotaAccount, QuotaPack
 
@@ -340,6 +342,59 @@ class SqlWinRepository:
         )
         return int(await self._connection.scalar(query) or 0)
 
+    async def tally(self, activity_id: int) -> dict[tuple[int, WinState], int]:
+        w = self._table
+        query = (
+            select(w.c.award_id, w.c.state, func.count())
+            .where(w.c.activity_id == activity_id)
+            .group_by(w.c.award_id, w.c.state)
+        )
+        rows = await self._connection.execute(query)
+        return {(int(award), WinState(state)): int(n) for award, state, n in rows}
+
+    async def present(self, order_ids: Sequence[str]) -> set[str]:
+        w = self._table
+        query = select(w.c.order_id).where(w.c.order_id.in_(order_ids))
+        return set((await self._connection.execute(query)).scalars().all())
+
+    async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
+        w = self._table
+        statement = (
+            update(w)
+            .where(w.c.order_id == order_id, w.c.state == expected.value)
+            .values(state=new.value)
+        )
+        return (await self._connection.execute(statement)).rowcount == 1
+
+    async def settle_many(
+        self, order_ids: Sequence[str], expected: WinState, new: WinState
+    ) -> set[str]:
+        # Lock first, in order, then move what was found: UPDATE ... RETURNING would do it
+        # in one statement, but MariaDB has no RETURNING on UPDATE.
+        w = self._table
+        query = (
+            select(w.c.order_id)
+            .where(w.c.order_id.in_(order_ids), w.c.state == expected.value)
+            .order_by(w.c.order_id)
+            .with_for_update()
+        )
+        found = list((await self._connection.execute(query)).scalars().all())
+        if found:
+            await self._connection.execute(
+                update(w).where(w.c.order_id.in_(found)).values(state=new.value)
+            )
+        return set(found)
+
+    async def in_state(self, state: WinState, limit: int) -> list[Win]:
+        w = self._table
+        query = select(w).where(w.c.state == state.value).order_by(w.c.created_at).limit(limit)
+        return [_win(row._mapping, w) for row in await self._connection.execute(query)]
+
+    async def states(self) -> dict[WinState, int]:
+        w = self._table
+        query = select(w.c.state, func.count()).group_by(w.c.state)
+        return {WinState(s): n for s, n in await self._connection.execute(query)}
+
 
 class SqlOutboxRepository:
     def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
@@ -358,6 +413,76 @@ class SqlOutboxRepository:
             "updated_at": message.created_at,
         }
         await self._connection.execute(_insert(self._table), row)
+
+    async def claim(
+        self, now: datetime, limit: int, stale_before: datetime | None = None
+    ) -> list[OutboxMessage]:
+        # The claim is its own short transaction: rows locked by another claimer are skipped
+        # (SKIP LOCKED; SQLite has one writer and takes turns), and once committed the rows
+        # read `sending`, which no relay claims again. So no lock is held across a slow
+        # publish, and two relays never publish one row at once unless the compensation job
+        # finds it still `sending` after its age (a relay that died), which must exceed the
+        # publish timeout.
+        t = self._table
+        due = _stale(t, stale_before) if stale_before is not None else _due(t, now)
+        query = (
+            select(t)
+            .where(due)
+            .order_by(t.c.updated_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        rows = (await self._connection.execute(query)).all()
+        if not rows:
+            return []
+        ids = [row.message_id for row in rows]
+        await self._connection.execute(
+            update(t)
+            .where(t.c.message_id.in_(ids))
+            .values(state="sending", attempts=t.c.attempts + 1, updated_at=now)
+        )
+        return [
+            OutboxMessage(row.message_id, row.topic, row.message_key, row.payload, row.created_at)
+            for row in rows
+        ]
+
+    async def mark(self, message_ids: Sequence[str], published: bool, now: datetime) -> None:
+        t = self._table
+        state = "published" if published else "failed"
+        await self._connection.execute(
+            update(t)
+            .where(t.c.message_id.in_(message_ids), t.c.state == "sending")
+            .values(state=state, updated_at=now)
+        )
+
+    async def unpublished(self, before: datetime) -> int:
+        t = self._table
+        query = (
+            select(func.count())
+            .select_from(t)
+            .where(t.c.state != "published", t.c.created_at < before)
+        )
+        return int(await self._connection.scalar(query) or 0)
+
+    async def states(self) -> dict[str, int]:
+        t = self._table
+        query = select(t.c.state, func.count()).group_by(t.c.state)
+        return {str(row[0]): int(row[1]) for row in await self._connection.execute(query)}
+
+
+def _due(t: Table, now: datetime) -> ColumnElement[bool]:
+    """New messages, and failed ones whose backoff after their attempts has passed."""
+
+    def waited(attempts: int) -> ColumnElement[bool]:
+        return t.c.updated_at <= now - timedelta(seconds=retry_delay(attempts))
+
+    retries = [and_(t.c.attempts == n, waited(n)) for n in range(1, RETRY_STEPS)]
+    retries.append(and_(t.c.attempts >= RETRY_STEPS, waited(RETRY_STEPS)))
+    return or_(t.c.state == "create", and_(t.c.state == "failed", or_(*retries)))
+
+
+def _stale(t: Table, before: datetime) -> ColumnElement[bool]:
+    return and_(t.c.state != "published", t.c.updated_at < before)
 
 
 # Rows are read by column object: an order joined with its win has two of each of

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
+from raffle.adapters.sql.delivery_tables import delivery_table
 from raffle.adapters.sql.points_repositories import SqlPointsRepository, SqlRebateOrderRepository
 from raffle.adapters.sql.points_tables import points_tables
 from raffle.adapters.sql.prize_repositories import (
@@ -28,6 +30,7 @@ from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     AccessGrantRepository,
     CouponCodes,
+    DeliveryRepository,
     OrderRepository,
     OutboxRepository,
     PointsRepository,
@@ -66,6 +69,7 @@ class SqlShardUnitOfWork(TransactionScope):
     codes: CouponCodes
     grants: AccessGrantRepository
     shipments: ShipmentRepository
+    deliveries: DeliveryRepository
 
     def __init__(
         self, engine: AsyncEngine, tables: ShardTables, *, index: int = 0, config: AsyncEngine
@@ -95,6 +99,9 @@ class SqlShardUnitOfWork(TransactionScope):
             if self._engine is self._config
             else CommittedCouponCodes(self._config)
         )
+        self.deliveries = SqlDeliveryRepository(
+            connection, delivery_table(self._index), self._tables.award_record
+        )
 
 
 class SqlShards:
@@ -110,6 +117,10 @@ class SqlShards:
     def for_user(self, user_id: str) -> SqlShardUnitOfWork:
         database, table = route(user_id, len(self._engines), self._tables)
         return self._unit(self._engines[database], table)
+
+    def index(self, user_id: str) -> int:
+        database, table = route(user_id, len(self._engines), self._tables)
+        return database * self._tables + table
 
     def every(self) -> list[ShardUnitOfWork]:
         """One unit of work per shard, in the order of `route`'s index (database-major)."""

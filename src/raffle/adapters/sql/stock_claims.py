@@ -127,3 +127,12 @@ class SqlStockClaims:
             tops[int(award_id)] = int(top)
             free[int(award_id)].extend(range(int(below) + 1, int(above)))
         return {a: Claimed(top, tuple(sorted(free[a]))) for a, top in tops.items()}
+
+    async def older(self, strategy_id: int, award_id: int, before: datetime) -> list[str]:
+        """The orders holding a claim of the prize made before `before`."""
+        c = stock_claim.c
+        query = select(c.order_id).where(
+            c.strategy_id == strategy_id, c.award_id == award_id, c.created_at < before
+        )
+        async with self._engine.connect() as connection:
+            return list((await connection.execute(query)).scalars().all())

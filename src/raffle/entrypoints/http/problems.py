@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.domain.activity import IllegalTransition, UnknownAction
+from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
 from raffle.domain.fulfilment import (
@@ -55,6 +56,9 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownSku: 404,
     UnknownStrategy: 404,
     PrizeNotFound: 404,
+    UnknownWin: 404,
+    NotFailed: 409,
+    NotDeliverable: 422,
     ActivityNotOpen: 409,
     NoChances: 409,
     SkuSoldOut: 409,

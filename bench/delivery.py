@@ -1,0 +1,184 @@
+"""Delivery throughput: N committed outbox messages, drained by `raffle worker` processes
+through RabbitMQ into PostgreSQL (2 x 4 shards); sustained deliveries per second.
+
+    .venv/bin/python bench/delivery.py [--messages 20000] [--workers 2] [--split]
+        [--postgres-url postgresql://postgres@127.0.0.1:5432/postgres]
+        [--rabbitmq-url amqp://guest:guest@127.0.0.1:5672/]
+
+The messages are written straight into the shards (an award record and its outbox message
+per win, half CHANCES, half THANKS), so the run times the relay and the consumers alone.
+Each worker process runs the relay and the consumers; the databases are dropped at the end
+and the queues deleted at the start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from raffle.domain.draws import Win  # noqa: E402
+from raffle.service.delivery import won_message  # noqa: E402
+from raffle.settings import Settings  # noqa: E402
+from tests.integration.delivery_world import (  # noqa: E402
+    ACTIVITY,
+    CHANCES,
+    STRATEGY,
+    THANKS,
+    counts,
+    delivery_campaign,
+    fresh_queues,
+    pipeline,
+)
+
+
+async def _admin(url: str, statement: str) -> None:
+    engine = create_async_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    async with engine.connect() as connection:
+        await connection.execute(text(statement))
+    await engine.dispose()
+
+
+async def write_wins(settings: Settings, messages: int) -> None:
+    raffle = await pipeline(settings, delivery_campaign())
+    now = datetime.now(UTC)
+    try:
+        by_user: dict[str, list[Win]] = {}
+        for n in range(messages):
+            user = f"u{n % 2000:05d}"
+            award = CHANCES if n % 2 else THANKS
+            win = Win(f"{n:024x}", user, ACTIVITY, STRATEGY, award, None, "default", now)
+            by_user.setdefault(user, []).append(win)
+
+        async def write(user: str, wins: list[Win]) -> None:
+            async with raffle.shards.for_user(user) as uow:
+                for win in wins:
+                    await uow.wins.add(win)
+                    await uow.outbox.add(won_message(win, now))
+                await uow.commit()
+
+        pending = list(by_user.items())
+        for i in range(0, len(pending), 20):
+            await asyncio.gather(*(write(u, w) for u, w in pending[i : i + 20]))
+    finally:
+        await raffle.close()
+
+
+async def watch(settings: Settings, messages: int) -> tuple[float, list[tuple[float, int]]]:
+    raffle = await pipeline(settings)
+    began = time.monotonic()
+    samples: list[tuple[float, int]] = []
+    try:
+        while True:
+            found = await counts(raffle)
+            samples.append((time.monotonic() - began, found.completed))
+            if found.completed >= messages:
+                return time.monotonic() - began, samples
+            await asyncio.sleep(0.5)
+    finally:
+        await raffle.close()
+
+
+def start_workers(settings: Settings, roles: list[list[str]]) -> list[subprocess.Popen[bytes]]:
+    env = {**os.environ, **{f"RAFFLE_{k.upper()}": str(v) for k, v in _env(settings).items()}}
+    raffle = str(Path(sys.executable).parent / "raffle")
+    return [
+        subprocess.Popen([raffle, "worker", "--no-jobs", *role], env=env, start_new_session=True)
+        for role in roles
+    ]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _env(settings: Settings) -> dict[str, object]:
+    return {
+        "database_url": settings.database_url,
+        "shard_urls": settings.shard_urls,
+        "shard_tables": settings.shard_tables,
+        "broker_url": settings.broker_url,
+    }
+
+
+async def main(args: argparse.Namespace) -> None:
+    names = [f"raffle_bench_{uuid.uuid4().hex[:8]}_{i}" for i in range(2)]
+    urls = [make_url(args.postgres_url).set(database=n).render_as_string(False) for n in names]
+    for name in names:
+        await _admin(args.postgres_url, f"CREATE DATABASE {name}")
+    settings = Settings(
+        database_url=urls[0], shard_urls=urls[1], shard_tables=4, broker_url=args.rabbitmq_url
+    )
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        await fresh_queues(args.rabbitmq_url)
+        began = time.monotonic()
+        await write_wins(settings, args.messages)
+        print(f"wrote {args.messages:,} wins in {time.monotonic() - began:.1f}s", file=sys.stderr)
+        roles = [[]] * args.workers  # each worker relays and consumes
+        if args.split:
+            roles = [["--no-consumers"], *[["--no-relay"]] * args.workers]
+        processes = start_workers(settings, roles)
+        seconds, samples = await watch(settings, args.messages)
+        cpus = [_cpu_seconds(p.pid) for p in processes]
+        cpu = sum(cpus)
+        steady = [s for s in samples if 0.2 * args.messages <= s[1] <= 0.8 * args.messages]
+        rate = (
+            (steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0])
+            if len(steady) > 1 and steady[-1][0] > steady[0][0]
+            else args.messages / seconds
+        )
+        print(
+            json.dumps(
+                {
+                    "messages": args.messages,
+                    "workers": args.workers,
+                    "seconds_to_drain": round(seconds, 1),
+                    "deliveries_per_second_overall": round(args.messages / seconds),
+                    "deliveries_per_second_steady": round(rate),
+                    "worker_cpu_ms_per_delivery": round(1000 * cpu / args.messages, 2),
+                    "cpu_ms_per_delivery_by_process": [
+                        round(1000 * c / args.messages, 2) for c in cpus
+                    ],
+                    "load_average": os.getloadavg()[0],
+                }
+            )
+        )
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(10)
+        for name in names:
+            await _admin(args.postgres_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--split", action="store_true", help="one relay-only process + WORKERS consumer-only"
+    )
+    parser.add_argument(
+        "--postgres-url", default="postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
+    )
+    parser.add_argument("--rabbitmq-url", default="amqp://guest:guest@127.0.0.1:5672/")
+    asyncio.run(main(parser.parse_args()))

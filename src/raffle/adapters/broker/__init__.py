@@ -1,0 +1,1 @@
+"""Message brokers behind the Broker port: in-process (embedded) and RabbitMQ (production)."""

@@ -1,0 +1,171 @@
+"""RabbitMQ through aio-pika: durable quorum queues, persistent messages, publisher confirms,
+and a dead-letter queue per queue after a limit of failed deliveries."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import aio_pika
+from aio_pika.abc import (
+    AbstractChannel,
+    AbstractExchange,
+    AbstractIncomingMessage,
+    AbstractRobustConnection,
+)
+from aio_pika.exceptions import AMQPError
+from pamqp.common import FieldTable
+
+from raffle.domain.draws import OutboxMessage
+from raffle.domain.errors import Unavailable
+from raffle.service.ports import Handler, dead_letters
+
+log = logging.getLogger(__name__)
+
+EXCHANGE = "raffle"
+DEAD_EXCHANGE = "raffle.dead"
+
+
+class NotConfirmed(Unavailable):
+    code = "broker_not_confirmed"
+
+
+class RabbitBroker:
+    """One connection (re-established by aio-pika after a broker restart); a confirming
+    channel for publishing and one channel per consumer."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        topics: Sequence[str],
+        attempts: int,
+        timeout: float,
+        prefetch: int = 200,
+    ) -> None:
+        self._url = url
+        self._topics = tuple(topics)
+        self._attempts = attempts
+        self._timeout = timeout
+        self._prefetch = prefetch
+        self._connection: AbstractRobustConnection | None = None
+        self._exchange: AbstractExchange | None = None
+        self._lock = asyncio.Lock()
+        self._publisher_lock = asyncio.Lock()
+
+    async def publish(self, message: OutboxMessage) -> None:
+        body = aio_pika.Message(
+            message.payload.encode(),
+            message_id=message.message_id,
+            type=message.topic,
+            content_type="application/json",
+            delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+            timestamp=message.created_at,
+            headers={"key": message.key},
+        )
+        try:
+            exchange = await self._publisher()
+            # Returns on the broker's ack; a nack, an unroutable return, a lost connection or
+            # no answer in time raise, and the outbox row is tried again later.
+            await exchange.publish(body, message.topic, mandatory=True, timeout=self._timeout)
+        except (AMQPError, ConnectionError, OSError, TimeoutError, RuntimeError) as error:
+            raise NotConfirmed(f"message {message.message_id} not confirmed: {error!r}") from error
+
+    async def consume(self, queue: str, handle: Handler) -> None:
+        connection = await self._connect()
+        channel = await connection.channel()
+        await channel.set_qos(prefetch_count=self._prefetch)
+        source = await channel.get_queue(queue, ensure=True)
+
+        async def on_message(incoming: AbstractIncomingMessage) -> None:
+            try:
+                await handle(_message(incoming, queue))
+            except Exception:
+                # Returned to the queue: one more failed delivery towards the limit.
+                log.exception("handling message %s failed", incoming.message_id)
+                await incoming.reject(requeue=True)
+                return
+            await incoming.ack()
+
+        tag = await source.consume(on_message)
+        try:
+            await asyncio.Future()  # until cancelled
+        finally:
+            with contextlib.suppress(Exception):
+                await source.cancel(tag)
+            with contextlib.suppress(Exception):
+                await channel.close()
+
+    async def close(self) -> None:
+        connection, self._connection, self._exchange = self._connection, None, None
+        if connection is not None:
+            await connection.close()
+
+    async def _publisher(self) -> AbstractExchange:
+        # One confirming channel for every publish: made once, however many publishes
+        # arrive at once (a second channel would replace the first under their feet).
+        async with self._publisher_lock:
+            if self._exchange is None:
+                connection = await self._connect()
+                channel = await connection.channel(publisher_confirms=True, on_return_raises=True)
+                self._exchange = await channel.get_exchange(EXCHANGE)
+            return self._exchange
+
+    async def _connect(self) -> AbstractRobustConnection:
+        async with self._lock:
+            if self._connection is None:
+                try:
+                    connection = await aio_pika.connect_robust(self._url, timeout=self._timeout)
+                except (AMQPError, ConnectionError, OSError, TimeoutError) as error:
+                    raise NotConfirmed(f"RabbitMQ at {_host(self._url)}: {error!r}") from error
+                channel = await connection.channel()
+                await self._declare(channel)
+                await channel.close()
+                self._connection = connection
+        return self._connection
+
+    async def _declare(self, channel: AbstractChannel) -> None:
+        """Exchanges and queues, durable; declaring what exists with the same arguments is a
+        no-op, so every process declares at connect."""
+        live = await channel.declare_exchange(EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True)
+        dead = await channel.declare_exchange(
+            DEAD_EXCHANGE, aio_pika.ExchangeType.DIRECT, durable=True
+        )
+        for topic in self._topics:
+            arguments: FieldTable = {
+                "x-queue-type": "quorum",
+                # Failed deliveries (rejections and consumers lost) beyond the first are
+                # counted: the k-th failure dead-letters the message.
+                "x-delivery-limit": self._attempts - 1,
+                "x-dead-letter-exchange": DEAD_EXCHANGE,
+                "x-dead-letter-routing-key": dead_letters(topic),
+                # Quorum queues dead-letter at most once unless told otherwise.
+                "x-dead-letter-strategy": "at-least-once",
+                "x-overflow": "reject-publish",
+            }
+            queue = await channel.declare_queue(topic, durable=True, arguments=arguments)
+            await queue.bind(live, topic)
+            parking = await channel.declare_queue(
+                dead_letters(topic), durable=True, arguments={"x-queue-type": "quorum"}
+            )
+            await parking.bind(dead, dead_letters(topic))
+
+
+def _message(incoming: AbstractIncomingMessage, queue: str) -> OutboxMessage:
+    headers = incoming.headers or {}
+    at = incoming.timestamp or datetime.now(UTC)
+    return OutboxMessage(
+        message_id=incoming.message_id or "",
+        topic=incoming.type or queue,
+        key=str(headers.get("key", "")),
+        payload=incoming.body.decode(),
+        created_at=at if at.tzinfo else at.replace(tzinfo=UTC),
+    )
+
+
+def _host(url: str) -> str:
+    """The URL without its credentials, for messages."""
+    return url.rpartition("@")[2]

@@ -1,0 +1,59 @@
+"""Messages handled one by one, delivered together: a short wait gathers those in flight."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+from raffle.domain.draws import OutboxMessage
+
+Together = Callable[[Sequence[OutboxMessage]], Awaitable[list[Exception | None]]]
+
+
+class Batcher:
+    """`await submit(message)` returns when the message's batch was handled, or raises its
+    own failure. A batch goes when it holds `size` messages or `wait` seconds after its first.
+    If handling dies (the process is going down), its messages get no answer: unacknowledged,
+    the broker gives them to another consumer."""
+
+    def __init__(self, together: Together, *, size: int = 100, wait: float = 0.01) -> None:
+        self._together, self._size, self._wait = together, size, wait
+        self._pending: list[tuple[OutboxMessage, asyncio.Future[None]]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._running: set[asyncio.Task[None]] = set()
+
+    async def submit(self, message: OutboxMessage) -> None:
+        answer = asyncio.get_running_loop().create_future()
+        self._pending.append((message, answer))
+        if len(self._pending) >= self._size:
+            self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._wait, self._flush)
+        await answer
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._pending = self._pending, []
+        if batch:
+            task = asyncio.create_task(self._handle(batch))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+
+    async def _handle(self, batch: list[tuple[OutboxMessage, asyncio.Future[None]]]) -> None:
+        try:
+            outcomes = await self._together([message for message, _ in batch])
+        except Exception as error:  # every message of the batch failed: each is retried
+            outcomes = [error] * len(batch)
+        except BaseException:
+            for _, answer in batch:  # no answer: as if the process died here
+                answer.cancel()
+            raise
+        for (_, answer), outcome in zip(batch, outcomes, strict=True):
+            if answer.done():
+                continue
+            if outcome is None:
+                answer.set_result(None)
+            else:
+                answer.set_exception(outcome)

@@ -1,0 +1,76 @@
+"""The registry of deliverers: what delivering a win means for each award kind.
+
+A deliverer is `async def deliver(grant, ctx) -> Effect`. It runs outside any transaction
+(it may read the catalogue, or call a system of its own keyed by `grant.order_id`, which a
+redelivered message repeats) and returns the `Effect`: an async function that is run inside
+the user's shard transaction that also records the delivery (unique on the order id) and
+moves the award record create -> completed. The effect and those two writes commit together
+or not at all, so an effect written through the unit of work happens exactly once.
+
+A kind with no deliverer here is not delivered: its messages fail, end in the dead-letter
+queue, and the record is marked failed for operators to see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from raffle.domain.awards import AwardKind
+from raffle.domain.delivery import Grant
+from raffle.service.catalogue import Catalogue
+from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
+from raffle.service.quotas import credit_pack
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryContext:
+    """What deliverers may use besides the user's unit of work."""
+
+    catalogue: Catalogue
+    config: Callable[[], UnitOfWork]
+    shards: Shards
+    clock: Clock
+
+
+Effect = Callable[[ShardUnitOfWork], Awaitable[None]]
+Deliverer = Callable[[Grant, DeliveryContext], Awaitable[Effect]]
+
+
+async def _nothing(uow: ShardUnitOfWork) -> None:
+    return None
+
+
+async def thanks(grant: Grant, ctx: DeliveryContext) -> Effect:
+    """Nothing to hand over: the record is just completed."""
+    return _nothing
+
+
+async def chances(grant: Grant, ctx: DeliveryContext) -> Effect:
+    """Credit the chances of the SKU named by the award's config, as a top-up whose
+    `out_business_no` is derived from the order id (a repeat credits nothing). The prize's
+    own stock was taken at the draw, so the SKU's stock for sale is not touched."""
+    sku = await ctx.catalogue.sku(int(grant.award.config))
+    pack = await ctx.catalogue.pack(sku.pack_id)
+    activity = await ctx.catalogue.activity(sku.activity_id)
+    now = ctx.clock.now()
+
+    async def credit(uow: ShardUnitOfWork) -> None:
+        await credit_pack(
+            uow,
+            user_id=grant.user_id,
+            activity=activity,
+            sku=sku.sku,
+            pack=pack,
+            out_business_no=f"award:{grant.order_id}",
+            now=now,
+        )
+
+    return credit
+
+
+# The one place a kind is wired to its deliverer.
+DELIVERERS: dict[AwardKind, Deliverer] = {
+    AwardKind.THANKS: thanks,
+    AwardKind.CHANCES: chances,
+}

@@ -1,0 +1,89 @@
+"""The stock-sync job: the database's record of prize stock taken (the stock claims) made
+consistent with what was won (the award rows), and a stock-zero event when a prize is gone.
+
+A draw takes a unit, then commits its award record; if it dies in between and cannot give
+the unit back, the claim stays without a win: a unit leaked, never to be handed out. The job
+finds such claims once they are older than any draw in flight could be, and gives them back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Protocol
+
+from raffle.domain.activity import Activity, ActivityState
+from raffle.service.catalogue import Catalogue
+from raffle.service.ports import PrizeStock, Shards, UnitOfWork
+from raffle.service.reconcile import reconcile
+
+log = logging.getLogger(__name__)
+CHUNK = 500  # order ids looked up per statement
+
+
+class ClaimLedger(Protocol):
+    async def counts(self, strategy_id: int) -> dict[int, int]: ...
+
+    async def older(self, strategy_id: int, award_id: int, before: datetime) -> list[str]:
+        """The orders holding a claim of the prize made before `before`."""
+        ...
+
+
+StockZero = Callable[[int, int], Awaitable[None]]  # (strategy, award): the prize ran out
+
+
+async def sync_stock(
+    *,
+    config: Callable[[], UnitOfWork],
+    catalogue: Catalogue,
+    shards: Shards,
+    stock: PrizeStock,
+    claims: ClaimLedger,
+    before: datetime,
+    stock_zero: StockZero,
+    announced: set[tuple[int, int]],
+) -> int:
+    """For every running activity's strategy: give back the units claimed before `before`
+    by orders with no award record, and announce each prize whose stock is all won (once per
+    prize in `announced`). How many units were given back."""
+    async with config() as uow:
+        running = [a for a in await uow.activities.all() if a.state is ActivityState.RUNNING]
+    given_back = 0
+    for strategy_id in {a.strategy_id for a in running}:
+        strategy = (await catalogue.engine(_any(running, strategy_id))).strategy
+        for prize in await reconcile(strategy, shards, claims.counts, stock.left):
+            if prize.leaked:
+                given_back += await _give_back(prize.strategy_id, prize.award_id, shards, stock,
+                                               claims, before)  # fmt: skip
+            key = (prize.strategy_id, prize.award_id)
+            if prize.wins >= prize.stock and key not in announced:
+                announced.add(key)
+                await stock_zero(*key)
+    return given_back
+
+
+async def _give_back(
+    strategy_id: int,
+    award_id: int,
+    shards: Shards,
+    stock: PrizeStock,
+    claims: ClaimLedger,
+    before: datetime,
+) -> int:
+    orders = await claims.older(strategy_id, award_id, before)
+    won: set[str] = set()
+    for uow in shards.every():
+        async with uow:
+            for i in range(0, len(orders), CHUNK):
+                won |= await uow.wins.present(orders[i : i + CHUNK])
+    leaked = [o for o in orders if o not in won]
+    for order_id in leaked:
+        await stock.give_back(strategy_id, award_id, order_id)
+    if leaked:
+        log.warning("gave back %d leaked units of prize %s/%s", len(leaked), strategy_id, award_id)
+    return len(leaked)
+
+
+def _any(activities: list[Activity], strategy_id: int) -> Activity:
+    return next(a for a in activities if a.strategy_id == strategy_id)
