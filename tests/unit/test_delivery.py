@@ -48,9 +48,41 @@ async def test_chances_credit_the_skus_pack_exactly_once() -> None:
     assert w.config.sku_left[SKU] == 100  # a prize does not sell the SKU's stock
 
 
-async def test_a_kind_with_no_deliverer_fails_and_changes_nothing() -> None:
-    w = world(rate="1")  # PRIZE is PHYSICAL, not wired on this branch
-    assert AwardKind.PHYSICAL not in DELIVERERS
+@pytest.mark.parametrize(
+    ("kind", "config", "credited"),
+    [(AwardKind.POINTS, "50", 50), (AwardKind.RANDOM_POINTS, "7,7", 7)],
+)
+async def test_points_are_credited_once(kind: AwardKind, config: str, credited: int) -> None:
+    w = world(rate="1")
+    w.config.awards[PRIZE] = Award(PRIZE, kind, "points", config)
+    order = await _won(w)
+    message = _message(w, order)
+    assert await deliver(message, _context(w)) is True
+    assert await deliver(message, _context(w)) is False
+    account = w.shards.store.points["alice"]
+    assert (account.total, account.available) == (credited, credited)
+    assert w.shards.store.wins[order].state is WinState.COMPLETED
+
+
+async def test_a_physical_prize_opens_its_shipment_once() -> None:
+    w = world(rate="1")  # PRIZE is PHYSICAL
+    order = await _won(w)
+    message = _message(w, order)
+    assert await deliver(message, _context(w)) is True
+    assert await deliver(message, _context(w)) is False
+    assert list(w.shards.store.shipments) == [order]
+    assert w.shards.store.wins[order].state is WinState.COMPLETED
+
+
+async def test_every_kind_has_a_deliverer() -> None:
+    assert set(DELIVERERS) == set(AwardKind)
+
+
+async def test_a_kind_with_no_deliverer_fails_and_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    w = world(rate="1")  # PRIZE is PHYSICAL: unwired for this test
+    monkeypatch.delitem(DELIVERERS, AwardKind.PHYSICAL)
     order = await _won(w)
     with pytest.raises(NotDeliverable):
         await deliver(_message(w, order), _context(w))

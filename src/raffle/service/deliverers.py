@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 from raffle.domain.awards import AwardKind
 from raffle.domain.delivery import Grant
+from raffle.service import effects
 from raffle.service.catalogue import Catalogue
+from raffle.service.points import earn
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
 from raffle.service.quotas import credit_pack
 
@@ -69,8 +71,54 @@ async def chances(grant: Grant, ctx: DeliveryContext) -> Effect:
     return credit
 
 
+async def points(grant: Grant, ctx: DeliveryContext) -> Effect:
+    """Credit the points account: the award's fixed amount, or for random points the
+    amount drawn with the win. The points order's `out_business_no` is derived from the
+    order id, so a repeat credits nothing; a draw of 0 points credits nothing at all."""
+    amount = grant.points if grant.award.kind is AwardKind.RANDOM_POINTS else None
+    amount = int(grant.award.config) if amount is None else amount
+    now = ctx.clock.now()
+
+    async def credit(uow: ShardUnitOfWork) -> None:
+        if amount > 0:
+            await earn(
+                uow,
+                user_id=grant.user_id,
+                amount=amount,
+                out_business_no=f"award-{grant.order_id}",
+                reason="award",
+                now=now,
+            )
+
+    return credit
+
+
+EffectFunction = Callable[..., Awaitable[None]]
+
+
+def _in_transaction(deliver: EffectFunction) -> Deliverer:
+    """A deliverer whose whole work is an effect in the shard transaction (service/effects.py)."""
+
+    async def deliverer(grant: Grant, ctx: DeliveryContext) -> Effect:
+        now = ctx.clock.now()
+
+        async def effect(uow: ShardUnitOfWork) -> None:
+            await deliver(
+                uow, order_id=grant.order_id, user_id=grant.user_id, award=grant.award, now=now
+            )
+
+        return effect
+
+    return deliverer
+
+
 # The one place a kind is wired to its deliverer.
 DELIVERERS: dict[AwardKind, Deliverer] = {
     AwardKind.THANKS: thanks,
     AwardKind.CHANCES: chances,
+    AwardKind.POINTS: points,
+    AwardKind.RANDOM_POINTS: points,
+    AwardKind.COUPON: _in_transaction(effects.deliver_coupon),
+    AwardKind.CONTENT: _in_transaction(effects.deliver_content),
+    AwardKind.PHYSICAL: _in_transaction(effects.deliver_physical),
 }
