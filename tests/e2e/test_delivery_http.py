@@ -9,9 +9,9 @@ import time
 import pytest
 
 from raffle.domain.awards import AwardKind
-from raffle.domain.draws import Win, WinState
+from raffle.domain.draws import OrderState, RaffleOrder, Win, WinState
 from raffle.entrypoints.http.app import create_app
-from raffle.service.deliverers import DELIVERERS, thanks
+from raffle.service.deliverers import DELIVERERS
 from raffle.service.delivery import won_message
 from tests.e2e.conftest import ACTIVITY, Api
 
@@ -75,8 +75,10 @@ async def _settled_win(api: Api, user: str, order_id: str) -> Win:
 async def test_a_failed_delivery_is_listed_and_sent_again(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A lamp (PHYSICAL) has no deliverer on this branch: its delivery fails for good and is
-    listed; once a deliverer is registered, sending it again completes it."""
+    """With no deliverer for a lamp (PHYSICAL) its delivery fails for good and is listed;
+    once the deliverer is back, sending it again completes it and opens the shipment."""
+    real = DELIVERERS[AwardKind.PHYSICAL]
+    monkeypatch.delitem(DELIVERERS, AwardKind.PHYSICAL)
     awards = (await api.raffle.catalogue.awards()).values()
     lamp = next(a.id for a in awards if a.kind is AwardKind.PHYSICAL)
     now = api.raffle.clock.now()
@@ -94,10 +96,47 @@ async def test_a_failed_delivery_is_listed_and_sent_again(
         unknown = await api.client.post("/api/admin/deliveries/nope/resend", headers=admin)
         assert (unknown.status_code, unknown.json()["code"]) == (404, "unknown_win")
 
-        monkeypatch.setitem(DELIVERERS, AwardKind.PHYSICAL, thanks)
+        monkeypatch.setitem(DELIVERERS, AwardKind.PHYSICAL, real)
         sent = await api.client.post(f"/api/admin/deliveries/{win.order_id}/resend", headers=admin)
         assert (sent.status_code, sent.json()["state"]) == (200, "create")
         assert (await _settled_win(api, "erin", win.order_id)).state is WinState.COMPLETED
+        async with api.raffle.shards.for_user("erin") as uow:
+            assert await uow.shipments.get(win.order_id) is not None
         again = await api.client.post(f"/api/admin/deliveries/{win.order_id}/resend", headers=admin)
         assert (again.status_code, again.json()["code"]) == (409, "delivery_not_failed")
         assert (await api.client.get("/api/admin/deliveries/failed", headers=admin)).json() == []
+
+
+async def test_a_points_win_reaches_the_players_balance_and_a_coupon_their_prizes(
+    api: Api,
+) -> None:
+    """Wins recorded by a draw, delivered in-process: the points are on the balance, once, and
+    the coupon's code is on the player's prize list."""
+    awards = (await api.raffle.catalogue.awards()).values()
+    fixed = next(a for a in awards if a.kind is AwardKind.POINTS)
+    coupon = next(a for a in awards if a.kind is AwardKind.COUPON)
+    now = api.raffle.clock.now()
+    wins = [
+        Win("1" * 24, "fay", ACTIVITY, 100001, fixed.id, None, "default", now),
+        Win("2" * 24, "fay", ACTIVITY, 100001, coupon.id, None, "default", now),
+    ]
+    async with api.raffle.shards.for_user("fay") as uow:
+        for n, win in enumerate(wins, start=1):
+            order = RaffleOrder(win.order_id, "fay", ACTIVITY, 100001, n, OrderState.USED, now)
+            await uow.orders.add(order)
+            await uow.wins.add(win)
+            await uow.outbox.add(won_message(win, now))
+            await uow.outbox.add(won_message(win, now))  # published twice: delivered once
+        await uow.commit()
+    app = create_app(api.raffle)
+    async with app.router.lifespan_context(app):
+        auth = await api.login("fay")
+        for win in wins:
+            assert (await _settled_win(api, "fay", win.order_id)).state is WinState.COMPLETED
+        points = (await api.client.get("/api/me/points", headers=auth)).json()
+        assert points["balance"]["available"] == int(fixed.config)
+        assert len(points["orders"]) == 1
+        prizes = (await api.client.get("/api/me/prizes", headers=auth)).json()
+        (won,) = [d for d in prizes["draws"] if d["order_id"] == wins[1].order_id]
+        assert won["state"] == "completed"
+        assert won["delivery"]["coupon_code"]
