@@ -806,6 +806,8 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
     from sqlalchemy import event
     from sqlalchemy.engine.default import CACHE_MISS
 
+    from raffle.adapters.sql.connection import sqlite_file, sync_twin
+
     databases = len(raffle.settings.database_urls)
     for index, engine in enumerate(raffle.engines):
         if index == 0:
@@ -823,13 +825,16 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
         def on(kind: str, where: str = where) -> Callable[..., None]:
             return lambda *_: tally.add(f"{where}: {kind}")
 
-        sync = engine.sync_engine
-        event.listen(sync, "before_cursor_execute", execute)
-        event.listen(sync, "begin", on("tx begin"))
-        event.listen(sync, "commit", on("tx commit"))
-        event.listen(sync, "rollback", on("tx rollback"))
-        event.listen(sync, "checkout", on("pool checkout (+ pre-ping)"))
-        event.listen(sync, "reset", on("pool reset on return (rollback)"))
+        syncs = [engine.sync_engine]
+        if sqlite_file(engine):  # transactions run on its synchronous twin
+            syncs.append(sync_twin(engine))
+        for sync in syncs:
+            event.listen(sync, "before_cursor_execute", execute)
+            event.listen(sync, "begin", on("tx begin"))
+            event.listen(sync, "commit", on("tx commit"))
+            event.listen(sync, "rollback", on("tx rollback"))
+            event.listen(sync, "checkout", on("pool checkout (+ pre-ping)"))
+            event.listen(sync, "reset", on("pool reset on return (rollback)"))
 
 
 def _count_redis(raffle: Any, tally: Tally) -> None:

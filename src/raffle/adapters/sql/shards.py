@@ -5,8 +5,9 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
@@ -52,7 +53,7 @@ class SqlShardUnitOfWork(TransactionScope):
         super().__init__(engine)
         self._tables = tables
 
-    def _bind(self, connection: AsyncConnection) -> None:
+    def _bind(self, connection: SqlConnection) -> None:
         self.quotas = SqlQuotaRepository(connection, self._tables)
         self.top_ups = SqlTopUpRepository(connection, self._tables)
         self.orders = SqlOrderRepository(connection, self._tables)

@@ -1,0 +1,123 @@
+"""What repositories execute on: an async SQLAlchemy connection, or on SQLite a synchronous one.
+
+SQLite statements take microseconds: running them straight on the event loop costs less
+than the hop to aiosqlite's thread and back that each one otherwise takes (about 40 hops a
+draw). It blocks nothing that would not wait anyway, since a process's SQLite transactions
+take turns (see transaction.py). The one wait that can be long, for another *process*'s
+write lock, is not done in SQLite's busy handler (which would stall the loop) but by
+sleeping on the loop between tries of BEGIN IMMEDIATE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, CursorResult, Dialect, Engine
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql.base import Executable
+
+Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+
+BUSY_WAIT_SECONDS = 5.0  # how long a writer waits for another process's lock
+_FIRST_SLEEP, _MAX_SLEEP = 0.001, 0.05
+
+
+class SqlConnection(Protocol):
+    """The part of `AsyncConnection` the repositories use."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def execute(
+        self, statement: Executable, parameters: Params = None
+    ) -> CursorResult[Any]: ...
+
+    async def scalar(
+        self, statement: Executable, parameters: Mapping[str, Any] | None = None
+    ) -> Any: ...
+
+
+class SqliteConnection:
+    """A synchronous SQLAlchemy connection to SQLite behind the async interface."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._connection.dialect
+
+    async def execute(self, statement: Executable, parameters: Params = None) -> CursorResult[Any]:
+        return self._connection.execute(statement, parameters)
+
+    async def scalar(
+        self, statement: Executable, parameters: Mapping[str, Any] | None = None
+    ) -> Any:
+        return self._connection.scalar(statement, parameters)
+
+    async def commit(self) -> None:
+        self._connection.commit()
+
+    async def rollback(self) -> None:
+        self._connection.rollback()
+
+    async def close(self) -> None:
+        self._connection.close()
+
+
+_sync_engines: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()
+_foreign_keys: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def remember_foreign_keys(engine: AsyncEngine, foreign_keys: bool) -> None:
+    """Whether the engine enforces foreign keys: its synchronous twin does the same."""
+    _foreign_keys[engine.sync_engine] = foreign_keys
+
+
+def sqlite_file(engine: AsyncEngine) -> bool:
+    """True for an async engine on an SQLite file (not `:memory:`): it gets the sync path."""
+    url = engine.url
+    return url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
+
+
+async def begin_sqlite(engine: AsyncEngine) -> SqliteConnection:
+    """A synchronous connection to the engine's file in a transaction begun IMMEDIATE, waiting
+    on the loop (not in the busy handler) while another process holds the write lock."""
+    sync = sync_twin(engine)
+    deadline = asyncio.get_running_loop().time() + BUSY_WAIT_SECONDS
+    sleep = _FIRST_SLEEP
+    while True:
+        connection = sync.connect()
+        try:
+            connection.begin()  # BEGIN IMMEDIATE, from the "begin" listener
+            return SqliteConnection(connection)
+        except OperationalError as error:
+            connection.close()
+            if "locked" not in str(error) or asyncio.get_running_loop().time() > deadline:
+                raise
+        except BaseException:
+            connection.close()
+            raise
+        await asyncio.sleep(sleep)
+        sleep = min(sleep * 2, _MAX_SLEEP)
+
+
+def sync_twin(engine: AsyncEngine) -> Engine:
+    """The synchronous twin of an async SQLite engine: same file, same pragmas, made once;
+    disposed of with it."""
+    key = engine.sync_engine
+    if (sync := _sync_engines.get(key)) is None:
+        from raffle.adapters.sql.unit_of_work import sqlite_listeners  # no import cycle
+
+        url = engine.url.set(drivername="sqlite")
+        sync = create_engine(url, connect_args={"check_same_thread": False})
+        foreign_keys = _foreign_keys.get(key, True)
+        sqlite_listeners(sync, foreign_keys=foreign_keys, busy_ms=0)
+        event.listen(key, "engine_disposed", lambda _connection: sync.dispose())
+        _sync_engines[key] = sync
+    return sync
