@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql import pg_draw
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
@@ -54,11 +55,19 @@ class SqlShardUnitOfWork(TransactionScope):
         self._tables = tables
 
     def _bind(self, connection: SqlConnection) -> None:
-        self.quotas = SqlQuotaRepository(connection, self._tables)
-        self.top_ups = SqlTopUpRepository(connection, self._tables)
-        self.orders = SqlOrderRepository(connection, self._tables)
-        self.wins = SqlWinRepository(connection, self._tables)
-        self.outbox = SqlOutboxRepository(connection, self._tables)
+        tables = self._tables
+        self.top_ups = SqlTopUpRepository(connection, tables)
+        if (driver := pg_draw.driver_for(connection)) is not None:
+            # The draw's statements straight on asyncpg (see pg_draw), in this transaction.
+            self.quotas = pg_draw.PgQuotaRepository(connection, tables, driver)
+            self.orders = pg_draw.PgOrderRepository(connection, tables, driver)
+            self.wins = pg_draw.PgWinRepository(connection, tables, driver)
+            self.outbox = pg_draw.PgOutboxRepository(connection, tables, driver)
+            return
+        self.quotas = SqlQuotaRepository(connection, tables)
+        self.orders = SqlOrderRepository(connection, tables)
+        self.wins = SqlWinRepository(connection, tables)
+        self.outbox = SqlOutboxRepository(connection, tables)
 
 
 class SqlShards:
