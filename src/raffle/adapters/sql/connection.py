@@ -5,12 +5,17 @@ than the hop to aiosqlite's thread and back that each one otherwise takes (about
 draw). It blocks nothing that would not wait anyway, since a process's SQLite transactions
 take turns (see transaction.py). The one wait that can be long, for another *process*'s
 write lock, is not done in SQLite's busy handler (which would stall the loop) but by
-sleeping on the loop between tries of BEGIN IMMEDIATE.
+sleeping on the loop between tries of BEGIN IMMEDIATE. Nor does it checkpoint the WAL on
+the loop (SQLite's automatic checkpoint runs in the committing connection and syncs the file,
+which on a busy disk stalled the whole process for up to a second): a thread does, now and
+then, on a connection of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -21,9 +26,11 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.base import Executable
 
+log = logging.getLogger(__name__)
 Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 
 BUSY_WAIT_SECONDS = 5.0  # how long a writer waits for another process's lock
+CHECKPOINT_SECONDS = 1.0
 _FIRST_SLEEP, _MAX_SLEEP = 0.001, 0.05
 
 
@@ -45,8 +52,9 @@ class SqlConnection(Protocol):
 class SqliteConnection:
     """A synchronous SQLAlchemy connection to SQLite behind the async interface."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, checkpoints: Checkpoints) -> None:
         self._connection = connection
+        self._checkpoints = checkpoints
 
     @property
     def dialect(self) -> Dialect:
@@ -62,6 +70,7 @@ class SqliteConnection:
 
     async def commit(self) -> None:
         self._connection.commit()
+        self._checkpoints.after_commit()
 
     async def rollback(self) -> None:
         self._connection.rollback()
@@ -70,7 +79,40 @@ class SqliteConnection:
         self._connection.close()
 
 
-_sync_engines: weakref.WeakKeyDictionary[Engine, Engine] = weakref.WeakKeyDictionary()
+class Checkpoints:
+    """Checkpoints of one SQLite file's WAL in a worker thread, at most one at a time and one
+    every CHECKPOINT_SECONDS. PASSIVE: it copies what no reader needs and never waits for,
+    nor blocks, the writer."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._due = 0.0
+        self._running: asyncio.Future[None] | None = None
+
+    def after_commit(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._running is not None or loop.time() < self._due:
+            return
+        self._due = loop.time() + CHECKPOINT_SECONDS
+        self._running = loop.run_in_executor(None, self._checkpoint)
+        self._running.add_done_callback(self._done)
+
+    def _checkpoint(self) -> None:
+        connection = sqlite3.connect(self._path, timeout=BUSY_WAIT_SECONDS)
+        try:
+            connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            connection.close()
+
+    def _done(self, future: asyncio.Future[None]) -> None:
+        self._running = None
+        if not future.cancelled() and (error := future.exception()) is not None:
+            log.warning("WAL checkpoint of %s failed: %r", self._path, error)
+
+
+_sync_engines: weakref.WeakKeyDictionary[Engine, tuple[Engine, Checkpoints]] = (
+    weakref.WeakKeyDictionary()
+)
 _foreign_keys: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
 
 
@@ -88,14 +130,14 @@ def sqlite_file(engine: AsyncEngine) -> bool:
 async def begin_sqlite(engine: AsyncEngine) -> SqliteConnection:
     """A synchronous connection to the engine's file in a transaction begun IMMEDIATE, waiting
     on the loop (not in the busy handler) while another process holds the write lock."""
-    sync = sync_twin(engine)
+    sync, checkpoints = _twin(engine)
     deadline = asyncio.get_running_loop().time() + BUSY_WAIT_SECONDS
     sleep = _FIRST_SLEEP
     while True:
         connection = sync.connect()
         try:
             connection.begin()  # BEGIN IMMEDIATE, from the "begin" listener
-            return SqliteConnection(connection)
+            return SqliteConnection(connection, checkpoints)
         except OperationalError as error:
             connection.close()
             if "locked" not in str(error) or asyncio.get_running_loop().time() > deadline:
@@ -108,16 +150,25 @@ async def begin_sqlite(engine: AsyncEngine) -> SqliteConnection:
 
 
 def sync_twin(engine: AsyncEngine) -> Engine:
-    """The synchronous twin of an async SQLite engine: same file, same pragmas, made once;
-    disposed of with it."""
+    """The synchronous twin of an async SQLite engine: same file, same pragmas but no
+    automatic checkpoints, made once; disposed of with it."""
+    return _twin(engine)[0]
+
+
+def _twin(engine: AsyncEngine) -> tuple[Engine, Checkpoints]:
     key = engine.sync_engine
-    if (sync := _sync_engines.get(key)) is None:
+    if (twin := _sync_engines.get(key)) is None:
         from raffle.adapters.sql.unit_of_work import sqlite_listeners  # no import cycle
 
         url = engine.url.set(drivername="sqlite")
         sync = create_engine(url, connect_args={"check_same_thread": False})
         foreign_keys = _foreign_keys.get(key, True)
         sqlite_listeners(sync, foreign_keys=foreign_keys, busy_ms=0)
+        event.listen(sync, "connect", _no_autocheckpoint)
         event.listen(key, "engine_disposed", lambda _connection: sync.dispose())
-        _sync_engines[key] = sync
-    return sync
+        twin = _sync_engines[key] = (sync, Checkpoints(str(engine.url.database)))
+    return twin
+
+
+def _no_autocheckpoint(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA wal_autocheckpoint = 0")
