@@ -68,6 +68,12 @@ class SqliteConnection:
     ) -> Any:
         return self._connection.scalar(statement, parameters)
 
+    def driver(self) -> sqlite3.Connection:
+        """The sqlite3 connection underneath, in this transaction (for the draw's statements)."""
+        driver = self._connection.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        return driver
+
     async def commit(self) -> None:
         self._connection.commit()
         self._checkpoints.after_commit()

@@ -136,7 +136,7 @@ def _insert_sql(table: Table, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({values})"  # noqa: S608
 
 
-_ORDER = (
+ORDER_COLUMNS = (
     "order_id",
     "user_id",
     "activity_id",
@@ -146,7 +146,7 @@ _ORDER = (
     "request_key",
     "created_at",
 )
-_WIN = (
+WIN_COLUMNS = (
     "order_id",
     "user_id",
     "activity_id",
@@ -157,7 +157,7 @@ _WIN = (
     "state",
     "created_at",
 )
-_OUTBOX = (
+OUTBOX_COLUMNS = (
     "message_id",
     "topic",
     "message_key",
@@ -183,7 +183,7 @@ class PgOrderRepository(SqlOrderRepository):
     async def add(self, order: RaffleOrder) -> None:
         connection = await self._driver()
         await connection.execute(
-            _insert_sql(self._orders, _ORDER),
+            _insert_sql(self._orders, ORDER_COLUMNS),
             order.order_id,
             order.user_id,
             order.activity_id,
@@ -196,7 +196,7 @@ class PgOrderRepository(SqlOrderRepository):
 
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         connection = await self._driver()
-        query = _select_sql(self._orders, _ORDER, ("user_id", "request_key"))
+        query = _select_sql(self._orders, ORDER_COLUMNS, ("user_id", "request_key"))
         row = await connection.fetchrow(query, user_id, request_key)
         if row is None:
             return None
@@ -220,7 +220,7 @@ class PgWinRepository(SqlWinRepository):
     async def add(self, win: Win) -> None:
         connection = await self._driver()
         await connection.execute(
-            _insert_sql(self._table, _WIN),
+            _insert_sql(self._table, WIN_COLUMNS),
             win.order_id,
             win.user_id,
             win.activity_id,
@@ -234,7 +234,9 @@ class PgWinRepository(SqlWinRepository):
 
     async def get(self, order_id: str) -> Win | None:
         connection = await self._driver()
-        row = await connection.fetchrow(_select_sql(self._table, _WIN, ("order_id",)), order_id)
+        row = await connection.fetchrow(
+            _select_sql(self._table, WIN_COLUMNS, ("order_id",)), order_id
+        )
         if row is None:
             return None
         return Win(
@@ -259,7 +261,7 @@ class PgOutboxRepository(SqlOutboxRepository):
         connection = await self._driver()
         at = _naive(message.created_at)
         await connection.execute(
-            _insert_sql(self._table, _OUTBOX),
+            _insert_sql(self._table, OUTBOX_COLUMNS),
             message.message_id,
             message.topic,
             message.key,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql import pg_draw
+from raffle.adapters.sql import pg_draw, sqlite_draw
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
@@ -63,6 +63,13 @@ class SqlShardUnitOfWork(TransactionScope):
             self.orders = pg_draw.PgOrderRepository(connection, tables, driver)
             self.wins = pg_draw.PgWinRepository(connection, tables, driver)
             self.outbox = pg_draw.PgOutboxRepository(connection, tables, driver)
+            return
+        if (sqlite := sqlite_draw.driver_for(connection)) is not None:
+            # The same on the sqlite3 connection (see sqlite_draw).
+            self.quotas = sqlite_draw.SqliteQuotaRepository(connection, tables, sqlite)
+            self.orders = sqlite_draw.SqliteOrderRepository(connection, tables, sqlite)
+            self.wins = sqlite_draw.SqliteWinRepository(connection, tables, sqlite)
+            self.outbox = sqlite_draw.SqliteOutboxRepository(connection, tables, sqlite)
             return
         self.quotas = SqlQuotaRepository(connection, tables)
         self.orders = SqlOrderRepository(connection, tables)
