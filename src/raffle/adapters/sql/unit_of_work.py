@@ -58,10 +58,7 @@ def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:
     backend = make_url(url).get_backend_name()
     # No ping on checkout (three round trips a transaction); connections are recycled before
     # servers drop idle ones, and a dead one fails its transaction, which callers may retry.
-    # Twenty kept: a worker under load has about that many transactions open per database,
-    # and connections above pool_size are closed on return (with ten, PostgreSQL forked a
-    # backend for every tenth draw or so: ~4 % of the worker's CPU went to connecting).
-    pooled = {"pool_size": 20, "max_overflow": 20, "pool_recycle": 1800, "pool_timeout": 60}
+    pooled = {"pool_size": 10, "max_overflow": 20, "pool_recycle": 1800, "pool_timeout": 60}
     if backend in ("mysql", "mariadb"):
         # Under REPEATABLE READ, guarded updates of missing rows take gap locks that make
         # concurrent first draws deadlock; READ COMMITTED takes row locks only.
