@@ -53,17 +53,22 @@ class SqlShardUnitOfWork(TransactionScope):
     def __init__(self, engine: AsyncEngine, tables: ShardTables) -> None:
         super().__init__(engine)
         self._tables = tables
+        self._driver: pg_draw.Driver | None = None
 
     def _bind(self, connection: SqlConnection) -> None:
         tables = self._tables
-        self.top_ups = SqlTopUpRepository(connection, tables)
-        if (driver := pg_draw.driver_for(connection)) is not None:
+        self._driver = None
+        if (pg := pg_draw.driver_for(connection)) is not None:
             # The draw's statements straight on asyncpg (see pg_draw), in this transaction.
+            connection, driver = pg
+            self._driver = driver
+            self.top_ups = SqlTopUpRepository(connection, tables)
             self.quotas = pg_draw.PgQuotaRepository(connection, tables, driver)
             self.orders = pg_draw.PgOrderRepository(connection, tables, driver)
             self.wins = pg_draw.PgWinRepository(connection, tables, driver)
             self.outbox = pg_draw.PgOutboxRepository(connection, tables, driver)
             return
+        self.top_ups = SqlTopUpRepository(connection, tables)
         if (sqlite := sqlite_draw.driver_for(connection)) is not None:
             # The same on the sqlite3 connection (see sqlite_draw).
             self.quotas = sqlite_draw.SqliteQuotaRepository(connection, tables, sqlite)
@@ -75,6 +80,11 @@ class SqlShardUnitOfWork(TransactionScope):
         self.orders = SqlOrderRepository(connection, tables)
         self.wins = SqlWinRepository(connection, tables)
         self.outbox = SqlOutboxRepository(connection, tables)
+
+    async def commit(self) -> None:
+        if self._driver is not None:
+            await self._driver.flush()  # the INSERTs it held back
+        await super().commit()
 
 
 class SqlShards:
