@@ -52,9 +52,9 @@ class SqlConnection(Protocol):
 class SqliteConnection:
     """A synchronous SQLAlchemy connection to SQLite behind the async interface."""
 
-    def __init__(self, connection: Connection, checkpoints: Checkpoints) -> None:
+    def __init__(self, connection: Connection, twin: _Twin) -> None:
         self._connection = connection
-        self._checkpoints = checkpoints
+        self._twin = twin
 
     @property
     def dialect(self) -> Dialect:
@@ -76,13 +76,18 @@ class SqliteConnection:
 
     async def commit(self) -> None:
         self._connection.commit()
-        self._checkpoints.after_commit()
+        self._twin.checkpoints.after_commit()
 
     async def rollback(self) -> None:
         self._connection.rollback()
 
     async def close(self) -> None:
-        self._connection.close()
+        """End the transaction; the connection stays open for the next one (see _Twin)."""
+        try:
+            self._connection.rollback()  # a no-op after commit
+        except BaseException:
+            self._twin.drop()  # not to be used again in an unknown state
+            raise
 
 
 class Checkpoints:
@@ -116,9 +121,7 @@ class Checkpoints:
             log.warning("WAL checkpoint of %s failed: %r", self._path, error)
 
 
-_sync_engines: weakref.WeakKeyDictionary[Engine, tuple[Engine, Checkpoints]] = (
-    weakref.WeakKeyDictionary()
-)
+_sync_engines: weakref.WeakKeyDictionary[Engine, _Twin] = weakref.WeakKeyDictionary()
 _foreign_keys: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
 
 
@@ -134,34 +137,60 @@ def sqlite_file(engine: AsyncEngine) -> bool:
 
 
 async def begin_sqlite(engine: AsyncEngine) -> SqliteConnection:
-    """A synchronous connection to the engine's file in a transaction begun IMMEDIATE, waiting
-    on the loop (not in the busy handler) while another process holds the write lock."""
-    sync, checkpoints = _twin(engine)
+    """The engine's synchronous connection in a transaction begun IMMEDIATE, waiting on the
+    loop (not in the busy handler) while another process holds the write lock."""
+    twin = _twin(engine)
     deadline = asyncio.get_running_loop().time() + BUSY_WAIT_SECONDS
     sleep = _FIRST_SLEEP
     while True:
-        connection = sync.connect()
+        connection = twin.connection()
         try:
             connection.begin()  # BEGIN IMMEDIATE, from the "begin" listener
-            return SqliteConnection(connection, checkpoints)
+            return SqliteConnection(connection, twin)
         except OperationalError as error:
-            connection.close()
+            twin.drop()
             if "locked" not in str(error) or asyncio.get_running_loop().time() > deadline:
                 raise
         except BaseException:
-            connection.close()
+            twin.drop()
             raise
         await asyncio.sleep(sleep)
         sleep = min(sleep * 2, _MAX_SLEEP)
 
 
+class _Twin:
+    """The synchronous engine, and the one connection the process's transactions take turns
+    on: kept open between them, which spares a pool checkout and return (and its reset) per
+    transaction."""
+
+    def __init__(self, engine: Engine, checkpoints: Checkpoints) -> None:
+        self.engine = engine
+        self.checkpoints = checkpoints
+        self._connection: Connection | None = None
+
+    def connection(self) -> Connection:
+        if self._connection is None or self._connection.closed:
+            self._connection = self.engine.connect()
+        return self._connection
+
+    def drop(self) -> None:
+        """Close the connection (after a failure): the next transaction opens another."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    def dispose(self) -> None:
+        self.drop()
+        self.engine.dispose()
+
+
 def sync_twin(engine: AsyncEngine) -> Engine:
     """The synchronous twin of an async SQLite engine: same file, same pragmas but no
     automatic checkpoints, made once; disposed of with it."""
-    return _twin(engine)[0]
+    return _twin(engine).engine
 
 
-def _twin(engine: AsyncEngine) -> tuple[Engine, Checkpoints]:
+def _twin(engine: AsyncEngine) -> _Twin:
     key = engine.sync_engine
     if (twin := _sync_engines.get(key)) is None:
         from raffle.adapters.sql.unit_of_work import sqlite_listeners  # no import cycle
@@ -171,8 +200,8 @@ def _twin(engine: AsyncEngine) -> tuple[Engine, Checkpoints]:
         foreign_keys = _foreign_keys.get(key, True)
         sqlite_listeners(sync, foreign_keys=foreign_keys, busy_ms=0)
         event.listen(sync, "connect", _no_autocheckpoint)
-        event.listen(key, "engine_disposed", lambda _connection: sync.dispose())
-        twin = _sync_engines[key] = (sync, Checkpoints(str(engine.url.database)))
+        twin = _sync_engines[key] = _Twin(sync, Checkpoints(str(engine.url.database)))
+        event.listen(key, "engine_disposed", lambda _engine: twin.dispose())
     return twin
 
 
