@@ -59,27 +59,39 @@ class SqlShardUnitOfWork(TransactionScope):
         tables = self._tables
         self._driver = None
         if (pg := pg_draw.driver_for(connection)) is not None:
-            # The draw's statements straight on asyncpg (see pg_draw), in this transaction.
-            connection, driver = pg
-            self._driver = driver
-            self.top_ups = SqlTopUpRepository(connection, tables)
-            self.quotas = pg_draw.PgQuotaRepository(connection, tables, driver)
-            self.orders = pg_draw.PgOrderRepository(connection, tables, driver)
-            self.wins = pg_draw.PgWinRepository(connection, tables, driver)
-            self.outbox = pg_draw.PgOutboxRepository(connection, tables, driver)
-            return
+            # Every repository gets the connection that first sends the INSERTs the draw's
+            # repositories hold back (see pg_draw).
+            connection, self._driver = pg
         self.top_ups = SqlTopUpRepository(connection, tables)
+        self.quotas, self.orders, self.wins, self.outbox = self._draw_repositories(connection)
+
+    def _draw_repositories(
+        self, connection: SqlConnection
+    ) -> tuple[QuotaRepository, OrderRepository, WinRepository, OutboxRepository]:
+        """The repositories of the draw's statements: on PostgreSQL and SQLite they run them
+        on the driver directly (pg_draw, sqlite_draw), in this transaction."""
+        tables = self._tables
+        if self._driver is not None:
+            driver = self._driver
+            return (
+                pg_draw.PgQuotaRepository(connection, tables, driver),
+                pg_draw.PgOrderRepository(connection, tables, driver),
+                pg_draw.PgWinRepository(connection, tables, driver),
+                pg_draw.PgOutboxRepository(connection, tables, driver),
+            )
         if (sqlite := sqlite_draw.driver_for(connection)) is not None:
-            # The same on the sqlite3 connection (see sqlite_draw).
-            self.quotas = sqlite_draw.SqliteQuotaRepository(connection, tables, sqlite)
-            self.orders = sqlite_draw.SqliteOrderRepository(connection, tables, sqlite)
-            self.wins = sqlite_draw.SqliteWinRepository(connection, tables, sqlite)
-            self.outbox = sqlite_draw.SqliteOutboxRepository(connection, tables, sqlite)
-            return
-        self.quotas = SqlQuotaRepository(connection, tables)
-        self.orders = SqlOrderRepository(connection, tables)
-        self.wins = SqlWinRepository(connection, tables)
-        self.outbox = SqlOutboxRepository(connection, tables)
+            return (
+                sqlite_draw.SqliteQuotaRepository(connection, tables, sqlite),
+                sqlite_draw.SqliteOrderRepository(connection, tables, sqlite),
+                sqlite_draw.SqliteWinRepository(connection, tables, sqlite),
+                sqlite_draw.SqliteOutboxRepository(connection, tables, sqlite),
+            )
+        return (
+            SqlQuotaRepository(connection, tables),
+            SqlOrderRepository(connection, tables),
+            SqlWinRepository(connection, tables),
+            SqlOutboxRepository(connection, tables),
+        )
 
     async def commit(self) -> None:
         if self._driver is not None:
