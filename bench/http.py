@@ -806,6 +806,8 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
     from sqlalchemy import event
     from sqlalchemy.engine.default import CACHE_MISS
 
+    from raffle.adapters.sql.connection import sqlite_file, sync_twin
+
     databases = len(raffle.settings.database_urls)
     for index, engine in enumerate(raffle.engines):
         if index == 0:
@@ -823,13 +825,50 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
         def on(kind: str, where: str = where) -> Callable[..., None]:
             return lambda *_: tally.add(f"{where}: {kind}")
 
-        sync = engine.sync_engine
-        event.listen(sync, "before_cursor_execute", execute)
-        event.listen(sync, "begin", on("tx begin"))
-        event.listen(sync, "commit", on("tx commit"))
-        event.listen(sync, "rollback", on("tx rollback"))
-        event.listen(sync, "checkout", on("pool checkout (+ pre-ping)"))
-        event.listen(sync, "reset", on("pool reset on return (rollback)"))
+        syncs = [engine.sync_engine]
+        if sqlite_file(engine):  # transactions run on its synchronous twin
+            twin = sync_twin(engine)
+            syncs.append(twin)
+
+            def trace(statement: str, where: str = where) -> None:
+                tally.add(f"{where}: {statement.split(None, 1)[0].upper()}")
+
+            # Every statement the sqlite3 connection runs, through SQLAlchemy or directly
+            # (the draw's, see sqlite_draw.py), BEGIN and COMMIT included.
+            event.listen(twin, "connect", lambda dbapi, _record: dbapi.set_trace_callback(trace))
+        for sync in syncs:
+            if sync is engine.sync_engine or not sqlite_file(engine):
+                event.listen(sync, "before_cursor_execute", execute)
+            event.listen(sync, "begin", on("tx begin"))
+            event.listen(sync, "commit", on("tx commit"))
+            event.listen(sync, "rollback", on("tx rollback"))
+            event.listen(sync, "checkout", on("pool checkout (+ pre-ping)"))
+            event.listen(sync, "reset", on("pool reset on return (rollback)"))
+    _count_asyncpg_direct(tally)
+
+
+def _count_asyncpg_direct(tally: Tally) -> None:
+    """The statements the draw runs on asyncpg directly (pg_draw.py): fetchrow, and execute
+    with arguments (SQLAlchemy's adapter uses prepared statements, and execute without
+    arguments only for BEGIN and COMMIT, which its events count)."""
+    import asyncpg
+
+    fetchrow, execute = asyncpg.Connection.fetchrow, asyncpg.Connection.execute
+
+    def kind(query: str) -> str:
+        return f"db (asyncpg direct): {query.split(None, 1)[0].upper()}"
+
+    async def counted_fetchrow(self: Any, query: str, *args: Any, **kw: Any) -> Any:
+        tally.add(kind(query))
+        return await fetchrow(self, query, *args, **kw)
+
+    async def counted_execute(self: Any, query: str, *args: Any, **kw: Any) -> Any:
+        if args:
+            tally.add(kind(query))
+        return await execute(self, query, *args, **kw)
+
+    asyncpg.Connection.fetchrow = counted_fetchrow  # type: ignore[method-assign]
+    asyncpg.Connection.execute = counted_execute  # type: ignore[method-assign]
 
 
 def _count_redis(raffle: Any, tally: Tally) -> None:
@@ -919,18 +958,17 @@ def _per_draw(tally: Tally, draws: int, dialect: str) -> dict[str, Any]:
     def total(*suffixes: str) -> float:
         return sum(v for k, v in tally.items() if "db" in k and k.endswith(suffixes)) / draws
 
-    statements = total("SELECT", "INSERT", "UPDATE", "DELETE")
+    statements = total("SELECT", "INSERT", "UPDATE", "DELETE", "WITH")
     # Each is one wait for the database: BEGIN and COMMIT are statements of their own on
     # asyncpg and asyncmy (SQLite's BEGIN IMMEDIATE is counted as a statement already).
-    # pool_pre_ping pings on every checkout: SQLAlchemy's asyncpg adapter pings with
-    # BEGIN; ";" ROLLBACK (three round trips), asyncmy with COM_PING; asyncmy also rolls back
-    # on every return to the pool.
+    # The engines do not pre-ping (create_engine); asyncmy rolls back on every return to the
+    # pool. An autocommit claim on PostgreSQL fires "tx begin"/"tx commit" without sending
+    # them, so its two are counted though not made (0.6 a draw at most).
     trips = statements + total("tx commit", "tx rollback")
-    checkouts = total("(+ pre-ping)")
     if dialect == "postgresql":
-        trips += total("tx begin") + 3 * checkouts
+        trips += total("tx begin")
     elif dialect in ("mysql", "mariadb"):
-        trips += total("tx begin") + checkouts + total("(rollback)")
+        trips += total("tx begin") + total("(rollback)")
     return {
         "draws": draws,
         "per_draw": {k: round(v / draws, 2) for k, v in sorted(tally.items())},

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.rate_limits import RedisRateLimiter
-from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
+from raffle.adapters.sessions import SLIDE_AFTER, RedisSessionStore, SqlSessionStore
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.tables import session as session_table
 from raffle.adapters.sql.unit_of_work import create_engine
@@ -284,3 +284,17 @@ async def test_signing_in_with_argon2_and_redis(redis: Redis, prefix: str) -> No
     await auth.logout(token, sessions)
     with pytest.raises(NotAuthenticated):
         await auth.authenticate(token, sessions)
+
+
+async def test_a_sql_session_used_again_soon_is_read_not_written(engine: AsyncEngine) -> None:
+    clock = FakeClock()
+    store = SqlSessionStore(engine, clock)
+    await store.create(ALICE, _hash("alice"), HOUR)
+    first = START + timedelta(seconds=HOUR)
+    clock.advance(HOUR * SLIDE_AFTER / 2)  # too little of the TTL passed to slide it
+    assert await store.touch(_hash("alice"), HOUR) == Session("alice", False, first)
+    assert await _expiry(engine, _hash("alice")) == first
+    clock.advance(HOUR * SLIDE_AFTER)  # now enough has
+    slid = clock.now() + timedelta(seconds=HOUR)
+    assert await store.touch(_hash("alice"), HOUR) == Session("alice", False, slid)
+    assert await _expiry(engine, _hash("alice")) == slid

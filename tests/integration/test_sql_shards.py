@@ -302,6 +302,23 @@ async def test_an_order_is_found_by_its_request_key(shards: Shards) -> None:
         assert await uow.orders.by_request(OTHER, "key-7") is None
 
 
+async def test_rows_added_are_seen_by_the_next_statements_of_the_transaction(
+    shards: Shards,
+) -> None:
+    # PostgreSQL holds INSERTs back to send them together: they must go first.
+    order = _order(USER, 7)
+    async with shards.for_user(USER) as uow:
+        await uow.orders.add(order)
+        assert await uow.orders.by_request(USER, "key-7") == order
+        await uow.wins.add(_win(order, 101))
+        assert await uow.wins.count(STRATEGY, 101) == 1
+        later = _order(USER, 8)
+        await uow.orders.add(later)
+        await uow.wins.add(_win(later, 101))
+        history = await uow.orders.history(USER, ACTIVITY, None, 10)
+        assert [o for o, _ in history] == [later, order]
+
+
 async def test_wins_round_trip_and_are_counted_per_prize(shards: Shards) -> None:
     orders = [_order(USER, n) for n in range(6)]
     wins = [

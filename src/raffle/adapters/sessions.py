@@ -1,7 +1,7 @@
 """Session stores: rows of the `session` table (embedded default), or keys in Redis.
 
 Both are keyed by the SHA-256 of the token, never the token itself, and slide the expiry to
-`ttl_seconds` from now on every `touch`.
+`ttl_seconds` from now on `touch` (SQL: once a little of the TTL has passed, see SLIDE_AFTER).
 """
 
 from __future__ import annotations
@@ -10,13 +10,31 @@ import json
 from datetime import timedelta
 
 from redis.asyncio import Redis
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.tables import session as session_table
 from raffle.adapters.sql.transaction import transaction
 from raffle.domain.users import Session
 from raffle.service.ports import Clock
+
+# A session's expiry slides only once this share of its TTL has passed since the last slide:
+# most requests then just read it (on SQLite a write is a turn of the process's one writer).
+# It may so expire up to that share of the TTL earlier than "TTL after the last use".
+SLIDE_AFTER = 0.01
+
+_BY_TOKEN = session_table.c.token_hash == bindparam("token")
+_FIND = select(session_table.c.user_id, session_table.c.is_admin, session_table.c.expires_at).where(
+    _BY_TOKEN
+)
+_SLIDE = (
+    update(session_table)
+    .where(_BY_TOKEN, session_table.c.expires_at > bindparam("now"))
+    .values(expires_at=bindparam("slid_to"))
+)
+_DROP_EXPIRED = delete(session_table).where(
+    _BY_TOKEN, session_table.c.expires_at <= bindparam("now")
+)
 
 
 class SqlSessionStore:
@@ -38,26 +56,22 @@ class SqlSessionStore:
 
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
         now = self._clock.now()
-        expires_at = now + timedelta(seconds=ttl_seconds)
-        by_token = session_table.c.token_hash == token_hash
+        wanted = now + timedelta(seconds=ttl_seconds)
+        params = {"token": token_hash, "now": now, "slid_to": wanted}
         async with transaction(self._engine) as connection:
-            # UPDATE first, guarded by the expiry, so a session never outlives it by a race;
-            # MariaDB counts matched rows, not changed ones (SQLAlchemy asks for FOUND_ROWS).
-            slid = await connection.execute(
-                update(session_table)
-                .where(by_token, session_table.c.expires_at > now)
-                .values(expires_at=expires_at)
-            )
-            if slid.rowcount == 0:
-                await connection.execute(
-                    delete(session_table).where(by_token, session_table.c.expires_at <= now)
-                )
+            row = (await connection.execute(_FIND, params)).first()
+            if row is None:
                 return None
-            row = (
-                await connection.execute(
-                    select(session_table.c.user_id, session_table.c.is_admin).where(by_token)
-                )
-            ).one()
+            if row.expires_at <= now:
+                await connection.execute(_DROP_EXPIRED, params)
+                return None
+            expires_at = row.expires_at
+            if (wanted - expires_at).total_seconds() >= ttl_seconds * SLIDE_AFTER:
+                # Guarded by the expiry, so a session never outlives it by a race; MariaDB
+                # counts matched rows, not changed ones (SQLAlchemy asks for FOUND_ROWS).
+                if (await connection.execute(_SLIDE, params)).rowcount == 0:
+                    return None  # deleted (logged out) since the SELECT
+                expires_at = wanted
         return Session(user_id=row.user_id, is_admin=row.is_admin, expires_at=expires_at)
 
     async def delete(self, token_hash: str) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from raffle.domain.activity import FROZEN, Activity
@@ -35,6 +37,8 @@ class Catalogue:
         self._ttl = ttl
         self._entries: dict[tuple[str, int], tuple[float, Any]] = {}
         self._engines: dict[int, DrawEngine] = {}
+        self._loading: dict[tuple[str, int], asyncio.Future[Any]] = {}
+        self._generation = 0  # what forget() moves on, so that older loads are not kept
 
     async def activity(self, activity_id: int) -> Activity:
         async def load(uow: UnitOfWork) -> Activity | None:
@@ -93,13 +97,35 @@ class Catalogue:
         """Drop every cached entry (after this process changed configuration)."""
         self._entries.clear()
         self._engines.clear()
+        self._loading.clear()  # a load in flight may have read the old configuration
+        self._generation += 1
 
     async def _cached(self, key: tuple[str, int], load: Callable[[UnitOfWork], Awaitable[T]]) -> T:
         entry = self._entries.get(key)
         if entry is not None and entry[0] > time.monotonic():
             value: T = entry[1]
             return value
+        # One load per key at a time: under load, every request in flight finds the entry
+        # expired at once, and each reading it again (on SQLite, each taking a turn of the
+        # process's one writer) made a stall every `ttl` seconds.
+        task = self._loading.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._load(key, load))
+            self._loading[key] = task
+            task.add_done_callback(partial(self._loaded, key))
+        found: T = await asyncio.shield(task)  # a request cancelled does not cancel the load
+        return found
+
+    async def _load(self, key: tuple[str, int], load: Callable[[UnitOfWork], Awaitable[T]]) -> T:
+        generation = self._generation
         async with self._uow() as uow:
             value = await load(uow)
-        self._entries[key] = (time.monotonic() + self._ttl, value)
+        if generation == self._generation:
+            self._entries[key] = (time.monotonic() + self._ttl, value)
         return value
+
+    def _loaded(self, key: tuple[str, int], task: asyncio.Future[Any]) -> None:
+        if self._loading.get(key) is task:
+            del self._loading[key]
+        if not task.cancelled():
+            task.exception()  # seen by its waiters; not "never retrieved" if none was left

@@ -438,7 +438,8 @@ class SessionStore(Protocol):
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None: ...
 
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
-        """The live session, its expiry slid to `ttl_seconds` from now; None if expired."""
+        """The live session, its expiry slid to `ttl_seconds` from now (a store may skip the
+        slide while little of the TTL has passed); None if expired."""
         ...
 
     async def delete(self, token_hash: str) -> None: ...

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Row, case, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from raffle.adapters.sql import tables
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.upsert import insert_ignore, upsert
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.quota import QuotaPack, Sku
@@ -16,7 +16,7 @@ from raffle.domain.users import User
 
 
 class SqlActivityRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def save(self, activity: Activity) -> None:
@@ -73,7 +73,7 @@ class SqlActivityRepository:
 
 
 class SqlPackRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def save(self, pack: QuotaPack) -> None:
@@ -89,7 +89,7 @@ class SqlPackRepository:
 
 
 class SqlSkuRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def save(self, sku: Sku) -> None:
@@ -148,7 +148,7 @@ class SqlSkuRepository:
 
 
 class SqlUserRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def add(self, user: User) -> bool:

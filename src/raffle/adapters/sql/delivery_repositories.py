@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import Table, func, insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.upsert import insert_ignore
 from raffle.domain.delivery import Grant
 
 
 class SqlDeliveryRepository:
-    def __init__(self, connection: AsyncConnection, table: Table, wins: Table) -> None:
+    def __init__(self, connection: SqlConnection, table: Table, wins: Table) -> None:
         self._connection = connection
         self._table = table
         self._wins = wins  # the award records of the same shard table index

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Row, delete, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from raffle.adapters.sql import tables
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.points_tables import PointsTables
 from raffle.adapters.sql.upsert import insert_ignore_any, insert_missing, upsert
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
@@ -16,7 +16,7 @@ from raffle.domain.rebates import RebateOrder, RebateRule
 
 
 class SqlPointsRepository:
-    def __init__(self, connection: AsyncConnection, tables: PointsTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: PointsTables) -> None:
         self._connection = connection
         self._accounts = tables.points_account
         self._orders = tables.points_order
@@ -86,7 +86,7 @@ class SqlPointsRepository:
 
 
 class SqlRebateOrderRepository:
-    def __init__(self, connection: AsyncConnection, tables: PointsTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: PointsTables) -> None:
         self._connection = connection
         self._table = tables.rebate_order
 
@@ -143,11 +143,11 @@ class SqlRebateOrderRepository:
             )
             .order_by(t.c.business_key)
         )
-        return list((await self._connection.scalars(query)).all())
+        return list((await self._connection.execute(query)).scalars().all())
 
 
 class SqlRebateRuleRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def save(self, rule: RebateRule) -> None:

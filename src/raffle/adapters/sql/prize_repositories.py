@@ -9,8 +9,9 @@ from typing import Any
 from sqlalchemy import Insert, Table, func, select, update
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.prize_tables import PrizeTables, code_pool
 from raffle.adapters.sql.transaction import transaction
 from raffle.adapters.sql.upsert import insert_ignore, insert_ignore_any
@@ -22,7 +23,7 @@ BATCH = 1000  # codes per INSERT when a pool is filled
 class SqlCodePoolRepository:
     """Code pools on the configuration database."""
 
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def hand_out(self, pool: str, order_id: str, user_id: str, at: datetime) -> str | None:
@@ -116,7 +117,7 @@ class CommittedCouponCodes:
 
 
 class SqlAccessGrantRepository:
-    def __init__(self, connection: AsyncConnection, tables: PrizeTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: PrizeTables) -> None:
         self._connection = connection
         self._table = tables.access_grant
 
@@ -140,7 +141,7 @@ class SqlAccessGrantRepository:
 
 
 class SqlShipmentRepository:
-    def __init__(self, connection: AsyncConnection, tables: PrizeTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: PrizeTables) -> None:
         self._connection = connection
         self._table = tables.shipment
 

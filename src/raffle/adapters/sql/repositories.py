@@ -8,9 +8,9 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Row, delete, insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from raffle.adapters.sql import tables
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.upsert import upsert
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
@@ -27,7 +27,7 @@ LUCK = "luck"  # big-market's rule_luck_award: the strategy's fallback, stored a
 
 
 class SqlAwardRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def save(self, award: Award) -> None:
@@ -50,7 +50,7 @@ class SqlAwardRepository:
 
 
 class SqlStrategyRepository:
-    def __init__(self, connection: AsyncConnection) -> None:
+    def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
 
     async def save(self, strategy: Strategy) -> None:

@@ -21,8 +21,8 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.shard_tables import ShardTables
 from raffle.adapters.sql.upsert import (
     insert_ignore,
@@ -100,7 +100,7 @@ class SqlQuotaRepository:
     """The account holds the total and the day and month allowances; a day row (a month
     row) holds what is left of one calendar day (month), made on its first draw."""
 
-    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: ShardTables) -> None:
         self._connection = connection
         self._account = tables.quota_account
         self._day = tables.quota_day
@@ -227,7 +227,7 @@ class SqlQuotaRepository:
 
 
 class SqlTopUpRepository:
-    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: ShardTables) -> None:
         self._connection = connection
         self._table = tables.top_up_order
 
@@ -266,7 +266,7 @@ class SqlTopUpRepository:
 
 
 class SqlOrderRepository:
-    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: ShardTables) -> None:
         self._connection = connection
         self._orders = tables.raffle_order
         self._wins = tables.award_record
@@ -310,7 +310,7 @@ class SqlOrderRepository:
 
 
 class SqlWinRepository:
-    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: ShardTables) -> None:
         self._connection = connection
         self._table = tables.award_record
 
@@ -397,7 +397,7 @@ class SqlWinRepository:
 
 
 class SqlOutboxRepository:
-    def __init__(self, connection: AsyncConnection, tables: ShardTables) -> None:
+    def __init__(self, connection: SqlConnection, tables: ShardTables) -> None:
         self._connection = connection
         self._table = tables.outbox
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql import pg_draw, sqlite_draw
+from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
 from raffle.adapters.sql.delivery_tables import delivery_table
 from raffle.adapters.sql.points_repositories import SqlPointsRepository, SqlRebateOrderRepository
@@ -79,13 +81,17 @@ class SqlShardUnitOfWork(TransactionScope):
         self._index = index  # the shard table index, which names the tables of every module
         self._engine = engine
         self._config = config  # the database of code pools
+        self._driver: pg_draw.Driver | None = None
 
-    def _bind(self, connection: AsyncConnection) -> None:
-        self.quotas = SqlQuotaRepository(connection, self._tables)
-        self.top_ups = SqlTopUpRepository(connection, self._tables)
-        self.orders = SqlOrderRepository(connection, self._tables)
-        self.wins = SqlWinRepository(connection, self._tables)
-        self.outbox = SqlOutboxRepository(connection, self._tables)
+    def _bind(self, connection: SqlConnection) -> None:
+        tables = self._tables
+        self._driver = None
+        if (pg := pg_draw.driver_for(connection)) is not None:
+            # Every repository gets the connection that first sends the INSERTs the draw's
+            # repositories hold back (see pg_draw).
+            connection, self._driver = pg
+        self.top_ups = SqlTopUpRepository(connection, tables)
+        self.quotas, self.orders, self.wins, self.outbox = self._draw_repositories(connection)
         self.points = SqlPointsRepository(connection, points_tables(self._index))
         self.rebates = SqlRebateOrderRepository(connection, points_tables(self._index))
         prizes = prize_tables(self._index)
@@ -102,6 +108,39 @@ class SqlShardUnitOfWork(TransactionScope):
         self.deliveries = SqlDeliveryRepository(
             connection, delivery_table(self._index), self._tables.award_record
         )
+
+    def _draw_repositories(
+        self, connection: SqlConnection
+    ) -> tuple[QuotaRepository, OrderRepository, WinRepository, OutboxRepository]:
+        """The repositories of the draw's statements: on PostgreSQL and SQLite they run them
+        on the driver directly (pg_draw, sqlite_draw), in this transaction."""
+        tables = self._tables
+        if self._driver is not None:
+            driver = self._driver
+            return (
+                pg_draw.PgQuotaRepository(connection, tables, driver),
+                pg_draw.PgOrderRepository(connection, tables, driver),
+                pg_draw.PgWinRepository(connection, tables, driver),
+                pg_draw.PgOutboxRepository(connection, tables, driver),
+            )
+        if (sqlite := sqlite_draw.driver_for(connection)) is not None:
+            return (
+                sqlite_draw.SqliteQuotaRepository(connection, tables, sqlite),
+                sqlite_draw.SqliteOrderRepository(connection, tables, sqlite),
+                sqlite_draw.SqliteWinRepository(connection, tables, sqlite),
+                sqlite_draw.SqliteOutboxRepository(connection, tables, sqlite),
+            )
+        return (
+            SqlQuotaRepository(connection, tables),
+            SqlOrderRepository(connection, tables),
+            SqlWinRepository(connection, tables),
+            SqlOutboxRepository(connection, tables),
+        )
+
+    async def commit(self) -> None:
+        if self._driver is not None:
+            await self._driver.flush()  # the INSERTs it held back
+        await super().commit()
 
 
 class SqlShards:

@@ -47,6 +47,13 @@ class SqlStockClaims:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        # A claim is one statement: on PostgreSQL it runs without BEGIN and COMMIT, two
+        # round trips fewer (asyncpg's autocommit is a flag; asyncmy's would cost a SET).
+        self._single = (
+            engine.execution_options(isolation_level="AUTOCOMMIT")
+            if engine.dialect.name == "postgresql"
+            else engine
+        )
 
     async def claim(
         self, strategy_id: int, award_id: int, slot: int, order_id: str, at: datetime
@@ -61,7 +68,7 @@ class SqlStockClaims:
             "order_id": order_id,
             "created_at": at,
         }
-        async with self._engine.begin() as connection:
+        async with self._single.begin() as connection:
             result = await connection.execute(_insert_or_ignore(connection.dialect, row))
         return result.rowcount == 1
 

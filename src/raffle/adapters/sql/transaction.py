@@ -3,7 +3,8 @@
 On SQLite every transaction of a process takes turns behind one asyncio lock and starts
 with BEGIN IMMEDIATE. SQLite has one writer at a time anyway; waiting on a lock in the
 event loop is cheaper than its busy handler's sleeps, and a transaction that read first
-can no longer fail with "database is locked" when it then writes.
+can no longer fail with "database is locked" when it then writes. Holding the turn, it runs
+on a synchronous connection, straight on the loop (see connection.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from raffle.adapters.sql.connection import (
+    SqlConnection,
+    SqliteConnection,
+    begin_sqlite,
+    sqlite_file,
+)
 from raffle.domain.errors import Contention
 
 _sqlite_turns: weakref.WeakKeyDictionary[Engine, asyncio.Lock] = weakref.WeakKeyDictionary()
@@ -34,10 +41,12 @@ _POSTGRES_RETRY = {"40P01", "40001"}  # deadlock_detected; serialization_failure
 
 def contention(error: BaseException) -> Contention | None:
     """The error as a Contention, if the database rolled the transaction back to resolve one."""
-    if not isinstance(error, DBAPIError):
-        return None
-    cause = error.orig
-    code = getattr(cause, "sqlstate", None) or (getattr(cause, "args", None) or [None])[0]
+    cause: BaseException | None
+    if isinstance(error, DBAPIError):
+        cause = error.orig
+        code = getattr(cause, "sqlstate", None) or (getattr(cause, "args", None) or [None])[0]
+    else:  # raised by a driver used directly (the draw's asyncpg statements)
+        cause, code = error, getattr(error, "sqlstate", None)
     if code in _MYSQL_RETRY or code in _POSTGRES_RETRY:
         return Contention(f"the database resolved a lock conflict by dropping this: {cause}")
     return None
@@ -46,10 +55,10 @@ def contention(error: BaseException) -> Contention | None:
 class SqlTransaction:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
-        self._connection: AsyncConnection | None = None
+        self._connection: AsyncConnection | SqliteConnection | None = None
         self._turn: asyncio.Lock | None = None
 
-    async def open(self) -> AsyncConnection:
+    async def open(self) -> SqlConnection:
         if self._connection is not None:
             raise RuntimeError("the transaction is open already")
         if self._engine.dialect.name == "sqlite":
@@ -62,17 +71,29 @@ class SqlTransaction:
             if (task := asyncio.current_task()) is not None:
                 _sqlite_holders[engine] = task
         try:
-            connection = await self._engine.connect()
-            try:
-                await connection.begin()
-            except BaseException:
-                await connection.close()
-                raise
+            connection = await self._begin()
         except BaseException:
             self._release()
             raise
         self._connection = connection
         return connection
+
+    async def _begin(self) -> AsyncConnection | SqliteConnection:
+        if self._turn is not None and sqlite_file(self._engine):
+            return await begin_sqlite(self._engine)
+        connection = await self._engine.connect()
+        try:
+            await connection.begin()
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+
+    @property
+    def connection(self) -> AsyncConnection | SqliteConnection:
+        if self._connection is None:
+            raise RuntimeError("the transaction is not open")
+        return self._connection
 
     async def close(self) -> None:
         connection, self._connection = self._connection, None
@@ -98,7 +119,7 @@ class SqlTransaction:
 
 
 @contextlib.asynccontextmanager
-async def transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+async def transaction(engine: AsyncEngine) -> AsyncIterator[SqlConnection]:
     """`engine.begin()` that takes its turn on SQLite: commits unless the block raises."""
     tx = SqlTransaction(engine)
     connection = await tx.open()
@@ -134,5 +155,5 @@ class TransactionScope:
     async def commit(self) -> None:
         await self._transaction.commit()
 
-    def _bind(self, connection: AsyncConnection) -> None:
+    def _bind(self, connection: SqlConnection) -> None:
         raise NotImplementedError

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import event, make_url
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from raffle.adapters.sql.config_repositories import (
     SqlActivityRepository,
@@ -15,6 +15,7 @@ from raffle.adapters.sql.config_repositories import (
     SqlSkuRepository,
     SqlUserRepository,
 )
+from raffle.adapters.sql.connection import SqlConnection, remember_foreign_keys
 from raffle.adapters.sql.points_repositories import SqlRebateRuleRepository
 from raffle.adapters.sql.prize_repositories import SqlCodePoolRepository
 from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
@@ -45,7 +46,7 @@ class SqlUnitOfWork(TransactionScope):
     rebate_rules: RebateRuleRepository
     code_pools: CodePoolRepository
 
-    def _bind(self, connection: AsyncConnection) -> None:
+    def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
         self.strategies = SqlStrategyRepository(connection)
         self.activities = SqlActivityRepository(connection)
@@ -73,12 +74,18 @@ def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:
     if backend != "sqlite":
         return create_async_engine(url, **pooled)
     engine = create_async_engine(url)
-    event.listen(engine.sync_engine, "connect", _sqlite_connect(foreign_keys))
-    event.listen(engine.sync_engine, "begin", _sqlite_begin)
+    remember_foreign_keys(engine, foreign_keys)
+    sqlite_listeners(engine.sync_engine, foreign_keys=foreign_keys, busy_ms=SQLITE_BUSY_MS)
     return engine
 
 
-def _sqlite_connect(foreign_keys: bool) -> Callable[[Any, Any], None]:
+def sqlite_listeners(engine: Engine, *, foreign_keys: bool, busy_ms: int) -> None:
+    """Pragmas on connect, and BEGIN IMMEDIATE for every transaction."""
+    event.listen(engine, "connect", _sqlite_connect(foreign_keys, busy_ms))
+    event.listen(engine, "begin", _sqlite_begin)
+
+
+def _sqlite_connect(foreign_keys: bool, busy_ms: int) -> Callable[[Any, Any], None]:
     def connect(dbapi_connection: Any, _record: Any) -> None:
         # Python's sqlite3 (before 3.12) begins transactions only before DML, so reads and
         # DDL would run outside them; we take over BEGIN ourselves (see _sqlite_begin).
@@ -89,7 +96,7 @@ def _sqlite_connect(foreign_keys: bool) -> Callable[[Any, Any], None]:
         # In WAL mode NORMAL syncs at checkpoints, not at every commit: a commit survives the
         # process crashing, though not the machine losing power. FULL costs an fsync a draw.
         cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_MS}")
+        cursor.execute(f"PRAGMA busy_timeout = {busy_ms}")
         cursor.close()
 
     return connect

@@ -34,8 +34,18 @@ async def get_token(
 Token = Annotated[str, Depends(get_token)]
 
 
-async def get_session(token: Token, raffle: RaffleDep) -> Session:
-    """The acting user: always from the session, never from the request's body or query."""
+async def get_session(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> Session:
+    """The acting user: always from the session, never from the request's body or query.
+
+    Takes the bearer and the application itself rather than through get_token and
+    get_raffle: every request pays FastAPI's cost per dependency, and this one is on all of
+    them (the draw's among them).
+    """
+    raffle: Raffle = request.app.state.raffle
+    token = await get_token(credentials)
     return await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
 
 

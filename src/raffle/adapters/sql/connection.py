@@ -1,0 +1,232 @@
+"""What repositories execute on: an async SQLAlchemy connection, or on SQLite a synchronous one.
+
+SQLite statements take microseconds: running them straight on the event loop costs less
+than the hop to aiosqlite's thread and back that each one otherwise takes (about 40 hops a
+draw). It blocks nothing that would not wait anyway, since a process's SQLite transactions
+take turns (see transaction.py). The one wait that can be long, for another *process*'s
+write lock, is not done in SQLite's busy handler (which would stall the loop) but by
+sleeping on the loop between tries of BEGIN IMMEDIATE. Nor does it checkpoint the WAL on
+the loop (SQLite's automatic checkpoint runs in the committing connection and syncs the file,
+which on a busy disk stalled the whole process for up to a second): a thread does, now and
+then, on a connection of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import weakref
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Protocol
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, CursorResult, Dialect, Engine, NestedTransaction
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql.base import Executable
+
+log = logging.getLogger(__name__)
+Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+Rows = CursorResult[*tuple[Any, ...]]  # rows of any width, as AsyncConnection gives
+
+BUSY_WAIT_SECONDS = 5.0  # how long a writer waits for another process's lock
+CHECKPOINT_SECONDS = 1.0
+_FIRST_SLEEP, _MAX_SLEEP = 0.001, 0.05
+
+
+class Savepoint(Protocol):
+    async def commit(self) -> None: ...
+
+    async def rollback(self) -> None: ...
+
+
+class SqlConnection(Protocol):
+    """The part of `AsyncConnection` the repositories use."""
+
+    def begin_nested(self) -> Awaitable[Savepoint]:
+        """A savepoint in the transaction: rolling it back undoes only what followed it."""
+        ...
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    async def execute(self, statement: Executable, parameters: Params = None) -> Rows: ...
+
+    async def scalar(
+        self, statement: Executable, parameters: Mapping[str, Any] | None = None
+    ) -> Any: ...
+
+
+class SqliteConnection:
+    """A synchronous SQLAlchemy connection to SQLite behind the async interface."""
+
+    def __init__(self, connection: Connection, twin: _Twin) -> None:
+        self._connection = connection
+        self._twin = twin
+
+    @property
+    def dialect(self) -> Dialect:
+        return self._connection.dialect
+
+    async def execute(self, statement: Executable, parameters: Params = None) -> Rows:
+        return self._connection.execute(statement, parameters)
+
+    async def scalar(
+        self, statement: Executable, parameters: Mapping[str, Any] | None = None
+    ) -> Any:
+        return self._connection.scalar(statement, parameters)
+
+    async def begin_nested(self) -> Savepoint:
+        return _SqliteSavepoint(self._connection.begin_nested())
+
+    def driver(self) -> sqlite3.Connection:
+        """The sqlite3 connection underneath, in this transaction (for the draw's statements)."""
+        driver = self._connection.connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        return driver
+
+    async def commit(self) -> None:
+        self._connection.commit()
+        self._twin.checkpoints.after_commit()
+
+    async def rollback(self) -> None:
+        self._connection.rollback()
+
+    async def close(self) -> None:
+        """End the transaction; the connection stays open for the next one (see _Twin)."""
+        try:
+            self._connection.rollback()  # a no-op after commit
+        except BaseException:
+            self._twin.drop()  # not to be used again in an unknown state
+            raise
+
+
+class _SqliteSavepoint:
+    def __init__(self, savepoint: NestedTransaction) -> None:
+        self._savepoint = savepoint
+
+    async def commit(self) -> None:
+        self._savepoint.commit()
+
+    async def rollback(self) -> None:
+        self._savepoint.rollback()
+
+
+class Checkpoints:
+    """Checkpoints of one SQLite file's WAL in a worker thread, at most one at a time and one
+    every CHECKPOINT_SECONDS. PASSIVE: it copies what no reader needs and never waits for,
+    nor blocks, the writer."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._due = 0.0
+        self._running: asyncio.Future[None] | None = None
+
+    def after_commit(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._running is not None or loop.time() < self._due:
+            return
+        self._due = loop.time() + CHECKPOINT_SECONDS
+        self._running = loop.run_in_executor(None, self._checkpoint)
+        self._running.add_done_callback(self._done)
+
+    def _checkpoint(self) -> None:
+        connection = sqlite3.connect(self._path, timeout=BUSY_WAIT_SECONDS)
+        try:
+            connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            connection.close()
+
+    def _done(self, future: asyncio.Future[None]) -> None:
+        self._running = None
+        if not future.cancelled() and (error := future.exception()) is not None:
+            log.warning("WAL checkpoint of %s failed: %r", self._path, error)
+
+
+_sync_engines: weakref.WeakKeyDictionary[Engine, _Twin] = weakref.WeakKeyDictionary()
+_foreign_keys: weakref.WeakKeyDictionary[Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def remember_foreign_keys(engine: AsyncEngine, foreign_keys: bool) -> None:
+    """Whether the engine enforces foreign keys: its synchronous twin does the same."""
+    _foreign_keys[engine.sync_engine] = foreign_keys
+
+
+def sqlite_file(engine: AsyncEngine) -> bool:
+    """True for an async engine on an SQLite file (not `:memory:`): it gets the sync path."""
+    url = engine.url
+    return url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:")
+
+
+async def begin_sqlite(engine: AsyncEngine) -> SqliteConnection:
+    """The engine's synchronous connection in a transaction begun IMMEDIATE, waiting on the
+    loop (not in the busy handler) while another process holds the write lock."""
+    twin = _twin(engine)
+    deadline = asyncio.get_running_loop().time() + BUSY_WAIT_SECONDS
+    sleep = _FIRST_SLEEP
+    while True:
+        connection = twin.connection()
+        try:
+            connection.begin()  # BEGIN IMMEDIATE, from the "begin" listener
+            return SqliteConnection(connection, twin)
+        except OperationalError as error:
+            twin.drop()
+            if "locked" not in str(error) or asyncio.get_running_loop().time() > deadline:
+                raise
+        except BaseException:
+            twin.drop()
+            raise
+        await asyncio.sleep(sleep)
+        sleep = min(sleep * 2, _MAX_SLEEP)
+
+
+class _Twin:
+    """The synchronous engine, and the one connection the process's transactions take turns
+    on: kept open between them, which spares a pool checkout and return (and its reset) per
+    transaction."""
+
+    def __init__(self, engine: Engine, checkpoints: Checkpoints) -> None:
+        self.engine = engine
+        self.checkpoints = checkpoints
+        self._connection: Connection | None = None
+
+    def connection(self) -> Connection:
+        if self._connection is None or self._connection.closed:
+            self._connection = self.engine.connect()
+        return self._connection
+
+    def drop(self) -> None:
+        """Close the connection (after a failure): the next transaction opens another."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    def dispose(self) -> None:
+        self.drop()
+        self.engine.dispose()
+
+
+def sync_twin(engine: AsyncEngine) -> Engine:
+    """The synchronous twin of an async SQLite engine: same file, same pragmas but no
+    automatic checkpoints, made once; disposed of with it."""
+    return _twin(engine).engine
+
+
+def _twin(engine: AsyncEngine) -> _Twin:
+    key = engine.sync_engine
+    if (twin := _sync_engines.get(key)) is None:
+        from raffle.adapters.sql.unit_of_work import sqlite_listeners  # no import cycle
+
+        url = engine.url.set(drivername="sqlite")
+        sync = create_engine(url, connect_args={"check_same_thread": False})
+        foreign_keys = _foreign_keys.get(key, True)
+        sqlite_listeners(sync, foreign_keys=foreign_keys, busy_ms=0)
+        event.listen(sync, "connect", _no_autocheckpoint)
+        twin = _sync_engines[key] = _Twin(sync, Checkpoints(str(engine.url.database)))
+        event.listen(key, "engine_disposed", lambda _engine: twin.dispose())
+    return twin
+
+
+def _no_autocheckpoint(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA wal_autocheckpoint = 0")

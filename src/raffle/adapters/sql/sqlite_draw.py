@@ -1,0 +1,221 @@
+"""The draw's statements on SQLite, run on the sqlite3 connection under the unit of work's
+synchronous SQLAlchemy one (see connection.py), in its transaction.
+
+An SQLite statement takes a few microseconds; SQLAlchemy's execution around it ~40-80. The
+draw's hot statements are plain parameterised SQL here, with RETURNING: taking a chance is
+three statements (the account, then the day and the month rows, each made by its first draw
+by an upsert) instead of four to six. Everything else stays on SQLAlchemy, in the same
+transaction. The SQL is put together from our own table and column names only; every value
+is a bind parameter, hence the `noqa: S608`s.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Table
+
+from raffle.adapters.sql.connection import SqlConnection, SqliteConnection
+from raffle.adapters.sql.pg_draw import ORDER_COLUMNS, OUTBOX_COLUMNS, WIN_COLUMNS
+from raffle.adapters.sql.shard_repositories import (
+    SqlOrderRepository,
+    SqlOutboxRepository,
+    SqlQuotaRepository,
+    SqlWinRepository,
+)
+from raffle.adapters.sql.shard_tables import ShardTables
+from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.quota import QuotaAccount
+
+_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores a DateTime on SQLite
+
+
+def driver_for(connection: SqlConnection) -> sqlite3.Connection | None:
+    """The sqlite3 connection when `connection` is the synchronous SQLite one, else None."""
+    return connection.driver() if isinstance(connection, SqliteConnection) else None
+
+
+def _stored(at: datetime) -> str:
+    return at.astimezone(UTC).replace(tzinfo=None).strftime(_FORMAT)  # naive UTC (UtcDateTime)
+
+
+def _read(stored: str) -> datetime:
+    return datetime.fromisoformat(stored).replace(tzinfo=UTC)
+
+
+@cache
+def _account_sql(account: Table) -> str:
+    return (
+        f"UPDATE {account.name} SET total_left = total_left - 1 "  # noqa: S608
+        "WHERE user_id = ? AND activity_id = ? AND total_left > 0 "
+        "RETURNING total, total_left, day, month"
+    )
+
+
+@cache
+def _period_sql(table: Table, column: str, left: str) -> str:
+    # The period's first draw makes its row at the allowance less this chance; later ones
+    # take from it while any is left. No row returned: the period is exhausted.
+    return (
+        f"INSERT INTO {table.name} (user_id, activity_id, {column}, {left}) "
+        "SELECT ?, ?, ?, ? WHERE ? > 0 "
+        f"ON CONFLICT (user_id, activity_id, {column}) "
+        f"DO UPDATE SET {left} = {left} - 1 WHERE {left} > 0 RETURNING {left}"
+    )
+
+
+class SqliteQuotaRepository(SqlQuotaRepository):
+    def __init__(
+        self, connection: SqlConnection, tables: ShardTables, driver: sqlite3.Connection
+    ) -> None:
+        super().__init__(connection, tables)
+        self._driver = driver
+
+    async def consume(
+        self, user_id: str, activity_id: int, day: str, month: str
+    ) -> QuotaAccount | None:
+        # The process's SQLite transactions take turns, so nothing runs between these.
+        execute = self._driver.execute
+        row = execute(_account_sql(self._account), (user_id, activity_id)).fetchone()
+        if row is None:
+            return None  # no account, or its total is used up: nothing was taken
+        total, total_left, per_day, per_month = row
+        day_left = self._take_period(
+            self._day, "day", "day_left", user_id, activity_id, day, per_day
+        )
+        month_left = None
+        if day_left is not None:
+            month_left = self._take_period(
+                self._month, "month", "month_left", user_id, activity_id, month, per_month
+            )
+        if day_left is None or month_left is None:
+            # What was taken goes back in this transaction, so committing it is harmless.
+            account = {"user_id": user_id, "activity_id": activity_id}
+            await self._add(self._account, "total_left", account, 1)
+            if day_left is not None:
+                await self._add(self._day, "day_left", {**account, "day": day}, 1)
+            return None
+        return QuotaAccount(
+            user_id, activity_id, total, total_left, per_day, day_left, per_month, month_left
+        )
+
+    def _take_period(
+        self,
+        table: Table,
+        column: str,
+        left: str,
+        user_id: str,
+        activity_id: int,
+        period: str,
+        allowance: int,
+    ) -> int | None:
+        statement = _period_sql(table, column, left)
+        params = (user_id, activity_id, period, allowance - 1, allowance)
+        row = self._driver.execute(statement, params).fetchone()
+        return None if row is None else int(row[0])
+
+
+@cache
+def _insert_sql(table: Table, columns: tuple[str, ...]) -> str:
+    marks = ", ".join("?" for _ in columns)
+    return f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+
+
+@cache
+def _select_sql(table: Table, columns: tuple[str, ...], where: tuple[str, ...]) -> str:
+    condition = " AND ".join(f"{name} = ?" for name in where)
+    return f"SELECT {', '.join(columns)} FROM {table.name} WHERE {condition}"  # noqa: S608
+
+
+class SqliteOrderRepository(SqlOrderRepository):
+    def __init__(
+        self, connection: SqlConnection, tables: ShardTables, driver: sqlite3.Connection
+    ) -> None:
+        super().__init__(connection, tables)
+        self._driver = driver
+
+    async def add(self, order: RaffleOrder) -> None:
+        row = (
+            order.order_id,
+            order.user_id,
+            order.activity_id,
+            order.strategy_id,
+            order.draw_count,
+            order.state.value,
+            order.request_key,
+            _stored(order.created_at),
+        )
+        self._driver.execute(_insert_sql(self._orders, ORDER_COLUMNS), row)
+
+    async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
+        query = _select_sql(self._orders, ORDER_COLUMNS, ("user_id", "request_key"))
+        row: Any = self._driver.execute(query, (user_id, request_key)).fetchone()
+        if row is None:
+            return None
+        order_id, user, activity_id, strategy_id, draw_count, state, key, created_at = row
+        return RaffleOrder(
+            order_id,
+            user,
+            activity_id,
+            strategy_id,
+            draw_count,
+            OrderState(state),
+            _read(created_at),
+            key,
+        )
+
+
+class SqliteWinRepository(SqlWinRepository):
+    def __init__(
+        self, connection: SqlConnection, tables: ShardTables, driver: sqlite3.Connection
+    ) -> None:
+        super().__init__(connection, tables)
+        self._driver = driver
+
+    async def add(self, win: Win) -> None:
+        row = (
+            win.order_id,
+            win.user_id,
+            win.activity_id,
+            win.strategy_id,
+            win.award_id,
+            win.points,
+            win.rule,
+            win.state.value,
+            _stored(win.created_at),
+        )
+        self._driver.execute(_insert_sql(self._table, WIN_COLUMNS), row)
+
+    async def get(self, order_id: str) -> Win | None:
+        query = _select_sql(self._table, WIN_COLUMNS, ("order_id",))
+        row: Any = self._driver.execute(query, (order_id,)).fetchone()
+        if row is None:
+            return None
+        order, user_id, activity_id, strategy_id, award_id, points, rule, state, at = row
+        return Win(
+            order,
+            user_id,
+            activity_id,
+            strategy_id,
+            award_id,
+            points,
+            rule,
+            _read(at),
+            WinState(state),
+        )
+
+
+class SqliteOutboxRepository(SqlOutboxRepository):
+    def __init__(
+        self, connection: SqlConnection, tables: ShardTables, driver: sqlite3.Connection
+    ) -> None:
+        super().__init__(connection, tables)
+        self._driver = driver
+
+    async def add(self, message: OutboxMessage) -> None:
+        at = _stored(message.created_at)
+        row = (message.message_id, message.topic, message.key, message.payload, "create", 0, at, at)
+        self._driver.execute(_insert_sql(self._table, OUTBOX_COLUMNS), row)

@@ -1,0 +1,78 @@
+"""SQLite transactions on the synchronous connection: waiting for another process's lock and
+checkpointing the WAL both happen off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from raffle.adapters.sql import connection as sqlite_connection
+from raffle.adapters.sql.migrate import upgrade
+from raffle.adapters.sql.tables import award
+from raffle.adapters.sql.transaction import transaction
+from raffle.adapters.sql.unit_of_work import create_engine
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "raffle.db"
+
+
+@pytest.fixture
+async def engine(path: Path) -> AsyncIterator[AsyncEngine]:
+    url = f"sqlite+aiosqlite:///{path}"
+    await upgrade(url)
+    engine = create_engine(url)
+    yield engine
+    await engine.dispose()
+
+
+def _award(award_id: int) -> dict[str, object]:
+    return {"award_id": award_id, "kind": "thanks", "title": f"a{award_id}", "config": ""}
+
+
+async def test_a_writer_waits_for_another_process_lock_without_blocking_the_loop(
+    engine: AsyncEngine, path: Path
+) -> None:
+    other = sqlite3.connect(path, isolation_level=None)  # another process, as SQLite sees it
+    other.execute("BEGIN IMMEDIATE")
+    ticks = 0
+
+    async def write() -> None:
+        async with transaction(engine) as connection:
+            await connection.execute(insert(award).values(_award(1)))
+
+    writer = asyncio.create_task(write())
+    for _ in range(20):  # 0.2 s: the writer is refused, sleeps on the loop and tries again
+        ticks += 1
+        await asyncio.sleep(0.01)
+    assert not writer.done()
+    other.execute("COMMIT")
+    other.close()
+    await asyncio.wait_for(writer, 5)
+    assert ticks == 20
+    async with transaction(engine) as connection:
+        assert (await connection.execute(select(award.c.title))).scalars().all() == ["a1"]
+
+
+async def test_the_wal_is_checkpointed_in_a_thread(
+    engine: AsyncEngine, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_connection, "CHECKPOINT_SECONDS", 0.0)
+    for award_id in range(1, 4):
+        async with transaction(engine) as connection:
+            await connection.execute(insert(award).values(_award(award_id)))
+        await asyncio.sleep(0.2)  # the checkpoint after this commit ends in its thread
+    # The database file alone, without its WAL, holds what was checkpointed.
+    main = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+    try:
+        titles = [row[0] for row in main.execute("SELECT title FROM award ORDER BY award_id")]
+    finally:
+        main.close()
+    assert titles == ["a1", "a2", "a3"]
