@@ -24,6 +24,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.base import Executable
 
 from raffle.adapters.sql.connection import Params, Rows, Savepoint, SqlConnection
+from raffle.adapters.sql.draw_rows import (
+    ORDER_COLUMNS,
+    OUTBOX_COLUMNS,
+    WIN_COLUMNS,
+    order_of,
+    order_values,
+    outbox_values,
+    win_of,
+    win_values,
+)
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
@@ -31,7 +41,7 @@ from raffle.adapters.sql.shard_repositories import (
     SqlWinRepository,
 )
 from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.quota import QuotaAccount
 
 
@@ -197,39 +207,6 @@ class PgQuotaRepository(SqlQuotaRepository):
             await self._add(self._month, "month_left", {**account, "month": month}, 1)
 
 
-ORDER_COLUMNS = (
-    "order_id",
-    "user_id",
-    "activity_id",
-    "strategy_id",
-    "draw_count",
-    "state",
-    "request_key",
-    "created_at",
-)
-WIN_COLUMNS = (
-    "order_id",
-    "user_id",
-    "activity_id",
-    "strategy_id",
-    "award_id",
-    "points",
-    "rule",
-    "state",
-    "created_at",
-)
-OUTBOX_COLUMNS = (
-    "message_id",
-    "topic",
-    "message_key",
-    "payload",
-    "state",
-    "attempts",
-    "created_at",
-    "updated_at",
-)
-
-
 @cache
 def _select_sql(table: Table, columns: tuple[str, ...], where: tuple[str, ...]) -> str:
     condition = " AND ".join(f"{name} = ${i}" for i, name in enumerate(where, start=1))
@@ -242,34 +219,13 @@ class PgOrderRepository(SqlOrderRepository):
         self._driver = driver
 
     async def add(self, order: RaffleOrder) -> None:
-        values = (
-            order.order_id,
-            order.user_id,
-            order.activity_id,
-            order.strategy_id,
-            order.draw_count,
-            order.state.value,
-            order.request_key,
-            _naive(order.created_at),
-        )
-        self._driver.insert(self._orders, ORDER_COLUMNS, values)
+        self._driver.insert(self._orders, ORDER_COLUMNS, order_values(order, _naive))
 
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         connection = await self._driver()
         query = _select_sql(self._orders, ORDER_COLUMNS, ("user_id", "request_key"))
         row = await connection.fetchrow(query, user_id, request_key)
-        if row is None:
-            return None
-        return RaffleOrder(
-            order_id=row["order_id"],
-            user_id=row["user_id"],
-            activity_id=row["activity_id"],
-            strategy_id=row["strategy_id"],
-            draw_count=row["draw_count"],
-            state=OrderState(row["state"]),
-            created_at=_aware(row["created_at"]),
-            request_key=row["request_key"],
-        )
+        return None if row is None else order_of(row, _aware)
 
 
 class PgWinRepository(SqlWinRepository):
@@ -278,37 +234,14 @@ class PgWinRepository(SqlWinRepository):
         self._driver = driver
 
     async def add(self, win: Win) -> None:
-        values = (
-            win.order_id,
-            win.user_id,
-            win.activity_id,
-            win.strategy_id,
-            win.award_id,
-            win.points,
-            win.rule,
-            win.state.value,
-            _naive(win.created_at),
-        )
-        self._driver.insert(self._table, WIN_COLUMNS, values)
+        self._driver.insert(self._table, WIN_COLUMNS, win_values(win, _naive))
 
     async def get(self, order_id: str) -> Win | None:
         connection = await self._driver()
         row = await connection.fetchrow(
             _select_sql(self._table, WIN_COLUMNS, ("order_id",)), order_id
         )
-        if row is None:
-            return None
-        return Win(
-            order_id=row["order_id"],
-            user_id=row["user_id"],
-            activity_id=row["activity_id"],
-            strategy_id=row["strategy_id"],
-            award_id=row["award_id"],
-            points=row["points"],
-            rule=row["rule"],
-            created_at=_aware(row["created_at"]),
-            state=WinState(row["state"]),
-        )
+        return None if row is None else win_of(row, _aware)
 
 
 class PgOutboxRepository(SqlOutboxRepository):
@@ -317,15 +250,4 @@ class PgOutboxRepository(SqlOutboxRepository):
         self._driver = driver
 
     async def add(self, message: OutboxMessage) -> None:
-        at = _naive(message.created_at)
-        values = (
-            message.message_id,
-            message.topic,
-            message.key,
-            message.payload,
-            "create",
-            0,
-            at,
-            at,
-        )
-        self._driver.insert(self._table, OUTBOX_COLUMNS, values)
+        self._driver.insert(self._table, OUTBOX_COLUMNS, outbox_values(message, _naive))

@@ -19,7 +19,16 @@ from typing import Any
 from sqlalchemy import Table
 
 from raffle.adapters.sql.connection import SqlConnection, SqliteConnection
-from raffle.adapters.sql.pg_draw import ORDER_COLUMNS, OUTBOX_COLUMNS, WIN_COLUMNS
+from raffle.adapters.sql.draw_rows import (
+    ORDER_COLUMNS,
+    OUTBOX_COLUMNS,
+    WIN_COLUMNS,
+    order_of,
+    order_values,
+    outbox_values,
+    win_of,
+    win_values,
+)
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
@@ -27,7 +36,7 @@ from raffle.adapters.sql.shard_repositories import (
     SqlWinRepository,
 )
 from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.quota import QuotaAccount
 
 _FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores a DateTime on SQLite
@@ -138,34 +147,13 @@ class SqliteOrderRepository(SqlOrderRepository):
         self._driver = driver
 
     async def add(self, order: RaffleOrder) -> None:
-        row = (
-            order.order_id,
-            order.user_id,
-            order.activity_id,
-            order.strategy_id,
-            order.draw_count,
-            order.state.value,
-            order.request_key,
-            _stored(order.created_at),
-        )
+        row = order_values(order, _stored)
         self._driver.execute(_insert_sql(self._orders, ORDER_COLUMNS), row)
 
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         query = _select_sql(self._orders, ORDER_COLUMNS, ("user_id", "request_key"))
         row: Any = self._driver.execute(query, (user_id, request_key)).fetchone()
-        if row is None:
-            return None
-        order_id, user, activity_id, strategy_id, draw_count, state, key, created_at = row
-        return RaffleOrder(
-            order_id,
-            user,
-            activity_id,
-            strategy_id,
-            draw_count,
-            OrderState(state),
-            _read(created_at),
-            key,
-        )
+        return None if row is None else order_of(row, _read)
 
 
 class SqliteWinRepository(SqlWinRepository):
@@ -176,36 +164,13 @@ class SqliteWinRepository(SqlWinRepository):
         self._driver = driver
 
     async def add(self, win: Win) -> None:
-        row = (
-            win.order_id,
-            win.user_id,
-            win.activity_id,
-            win.strategy_id,
-            win.award_id,
-            win.points,
-            win.rule,
-            win.state.value,
-            _stored(win.created_at),
-        )
+        row = win_values(win, _stored)
         self._driver.execute(_insert_sql(self._table, WIN_COLUMNS), row)
 
     async def get(self, order_id: str) -> Win | None:
         query = _select_sql(self._table, WIN_COLUMNS, ("order_id",))
         row: Any = self._driver.execute(query, (order_id,)).fetchone()
-        if row is None:
-            return None
-        order, user_id, activity_id, strategy_id, award_id, points, rule, state, at = row
-        return Win(
-            order,
-            user_id,
-            activity_id,
-            strategy_id,
-            award_id,
-            points,
-            rule,
-            _read(at),
-            WinState(state),
-        )
+        return None if row is None else win_of(row, _read)
 
 
 class SqliteOutboxRepository(SqlOutboxRepository):
@@ -216,6 +181,5 @@ class SqliteOutboxRepository(SqlOutboxRepository):
         self._driver = driver
 
     async def add(self, message: OutboxMessage) -> None:
-        at = _stored(message.created_at)
-        row = (message.message_id, message.topic, message.key, message.payload, "create", 0, at, at)
+        row = outbox_values(message, _stored)
         self._driver.execute(_insert_sql(self._table, OUTBOX_COLUMNS), row)

@@ -1,0 +1,107 @@
+"""The draw's rows as plain tuples in column order, for the statements pg_draw and sqlite_draw
+send straight to their drivers. Each driver stores times its own way: `stamp` writes one,
+`read` reads one back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
+
+Stamp = Callable[[datetime], Any]
+Read = Callable[[Any], datetime]
+
+ORDER_COLUMNS = (
+    "order_id",
+    "user_id",
+    "activity_id",
+    "strategy_id",
+    "draw_count",
+    "state",
+    "request_key",
+    "created_at",
+)
+WIN_COLUMNS = (
+    "order_id",
+    "user_id",
+    "activity_id",
+    "strategy_id",
+    "award_id",
+    "points",
+    "rule",
+    "state",
+    "created_at",
+)
+OUTBOX_COLUMNS = (
+    "message_id",
+    "topic",
+    "message_key",
+    "payload",
+    "state",
+    "attempts",
+    "created_at",
+    "updated_at",
+)
+
+
+def order_values(o: RaffleOrder, stamp: Stamp) -> tuple[Any, ...]:
+    return (
+        o.order_id,
+        o.user_id,
+        o.activity_id,
+        o.strategy_id,
+        o.draw_count,
+        o.state.value,
+        o.request_key,
+        stamp(o.created_at),
+    )
+
+
+def win_values(w: Win, stamp: Stamp) -> tuple[Any, ...]:
+    return (
+        w.order_id,
+        w.user_id,
+        w.activity_id,
+        w.strategy_id,
+        w.award_id,
+        w.points,
+        w.rule,
+        w.state.value,
+        stamp(w.created_at),
+    )
+
+
+def outbox_values(m: OutboxMessage, stamp: Stamp) -> tuple[Any, ...]:
+    at = stamp(m.created_at)
+    return (m.message_id, m.topic, m.key, m.payload, "create", 0, at, at)
+
+
+def order_of(row: Sequence[Any], read: Read) -> RaffleOrder:
+    order_id, user_id, activity_id, strategy_id, draw_count, state, key, created_at = row
+    return RaffleOrder(
+        order_id,
+        user_id,
+        activity_id,
+        strategy_id,
+        draw_count,
+        OrderState(state),
+        read(created_at),
+        key,
+    )
+
+
+def win_of(row: Sequence[Any], read: Read) -> Win:
+    order_id, user_id, activity_id, strategy_id, award_id, points, rule, state, at = row
+    return Win(
+        order_id,
+        user_id,
+        activity_id,
+        strategy_id,
+        award_id,
+        points,
+        rule,
+        read(at),
+        WinState(state),
+    )
