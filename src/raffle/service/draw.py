@@ -17,16 +17,14 @@ from raffle.domain.draws import (
     Win,
 )
 from raffle.domain.engine import DrawEngine, Outcome
-from raffle.domain.errors import Contention
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
+from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Clock, PrizeStock, Shards, ShardUnitOfWork
-
-ATTEMPTS = 3  # a transaction the database dropped to break a deadlock is run again
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +69,7 @@ async def draw(
     engine = await catalogue.engine(activity)
     welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
     await stock.prepare(activity.strategy_id)
-    for _ in range(ATTEMPTS - 1):
-        with contextlib.suppress(Contention):
-            return await _draw(cmd, activity, engine, welcome, shards, stock, rng, now)
-    return await _draw(cmd, activity, engine, welcome, shards, stock, rng, now)
+    return await retried(lambda: _draw(cmd, activity, engine, welcome, shards, stock, rng, now))
 
 
 async def _draw(

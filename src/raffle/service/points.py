@@ -4,14 +4,12 @@ history, and exchanging points for a SKU's chances."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
 
 from raffle.domain.activity import Activity
 from raffle.domain.draws import ActivityNotOpen
-from raffle.domain.errors import Contention
 from raffle.domain.points import (
     InsufficientPoints,
     InvalidPoints,
@@ -22,13 +20,11 @@ from raffle.domain.points import (
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
+from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
 from raffle.service.quotas import credit_pack, welcome_first
 from raffle.service.sku_units import held_unit
-
-T = TypeVar("T")
-ATTEMPTS = 3  # a transaction the database dropped to break a deadlock is run again
 
 
 async def earn(
@@ -192,13 +188,3 @@ async def _result(uow: ShardUnitOfWork, p: _Purchase, *, exchanged: bool) -> Exc
     found = await uow.quotas.get(p.user_id, p.activity.id, day, month)
     account = found or QuotaAccount(p.user_id, p.activity.id, 0, 0, 0, 0, 0, 0)
     return ExchangeResult(exchanged, order, points, account)
-
-
-async def retried(run: Callable[[], Awaitable[T]]) -> T:
-    """`run()`, again when the database dropped it to break a deadlock (it changed nothing)."""
-    for _ in range(ATTEMPTS - 1):
-        try:
-            return await run()
-        except Contention:
-            continue
-    return await run()

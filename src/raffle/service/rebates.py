@@ -24,7 +24,8 @@ from raffle.domain.rebates import (
 from raffle.domain.users import InvalidInput
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
-from raffle.service.points import earn, retried
+from raffle.service.contention import retried
+from raffle.service.points import earn
 from raffle.service.ports import Clock, Shards, SignInCalendar, UnitOfWork
 from raffle.service.quotas import credit_pack, welcome_first
 from raffle.service.sku_units import held_unit
