@@ -11,7 +11,14 @@ from raffle.domain.awards import AwardKind
 from raffle.domain.delivery import WON, Grant, NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.draws import OutboxMessage, Win, WinState
 from raffle.service import ids
-from raffle.service.deliverers import DELIVERERS, Deliverer, DeliveryContext, Effect
+from raffle.service.deliverers import (
+    DELIVERERS,
+    Deliverer,
+    DeliveryContext,
+    Effect,
+    Together,
+    together_of,
+)
 from raffle.service.ports import Shards, ShardUnitOfWork
 
 Fault = Callable[[str], Awaitable[None]]  # a test seam: raises at a named point
@@ -91,10 +98,18 @@ async def _record_many(
     present = await uow.wins.present(unsettled) if unsettled else set()
     grants = [grant for _, grant, _ in group if grant.order_id in settled]
     fresh = await uow.deliveries.add_many(grants, now) if grants else set()
+    together: dict[Together, list[Effect]] = {}
     for _, grant, effect in group:
         if grant.order_id in fresh:
             fresh.discard(grant.order_id)  # a message twice in one batch: one effect
-            await effect(uow)
+            writes = together_of(effect)
+            if writes is None:
+                await effect(uow)
+            else:
+                together.setdefault(writes, []).append(effect)
+    # After the others, kind by kind in a fixed order: every batch locks rows in one order.
+    for writes in sorted(together, key=lambda w: w.__qualname__):
+        await writes(uow, together[writes])
     return [i for i, grant, _ in group if grant.order_id not in settled | present]
 
 
