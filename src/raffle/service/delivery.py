@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -69,7 +70,8 @@ async def deliver_together(
             outcomes[i] = error
             continue
         groups.setdefault(ctx.shards.index(grant.user_id), []).append((i, grant, effect))
-    for group in groups.values():
+
+    async def shard(group: list[tuple[int, Grant, Effect]]) -> None:
         # One order of locking for every batch: two batches on a shard never deadlock.
         group.sort(key=lambda item: (item[1].user_id, item[1].order_id))
         try:
@@ -85,6 +87,10 @@ async def deliver_together(
                     await deliver(messages[i], ctx, deliverers=deliverers, fault=fault)
                 except Exception as error:
                     outcomes[i] = error
+
+    # The shards at once: their transactions touch no common row, and a batch then takes
+    # about as long as its slowest shard instead of the sum of them all.
+    await asyncio.gather(*(shard(group) for group in groups.values()))
     return outcomes
 
 
