@@ -20,7 +20,7 @@ from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
 from raffle.adapters.sql.shards import SqlShards, route
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
-from raffle.domain.quota import QuotaAccount, QuotaPack
+from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.service.ports import Shards, ShardUnitOfWork
 from tests.conftest import MakeDatabaseUrl
 
@@ -186,6 +186,38 @@ async def test_credit_adds_to_the_account_and_to_the_running_day_and_month(
         )
 
 
+async def test_credit_many_equals_crediting_each(shards: Shards, engine: AsyncEngine) -> None:
+    """Bulk: two packs for one user sum, an account missing is made, days and months not
+    started yet stay unstarted; the same rows as `credit` called for each."""
+    await _open(shards, USER)
+    assert await _consume(shards, USER)
+    more, less = QuotaPack(2, total=4, day=2, month=1), QuotaPack(3, total=1, day=0, month=0)
+
+    async with shards.for_user(USER) as uow:
+        await uow.quotas.credit_many(
+            [
+                (USER, ACTIVITY, more, DAY, MONTH),
+                (OTHER, ACTIVITY, more, DAY, MONTH),  # no account yet
+                (USER, ACTIVITY, less, DAY, MONTH),
+                (USER, ACTIVITY, more, DAY, MONTH),
+            ]
+        )
+        await uow.commit()
+
+    assert await _get(shards, USER) == QuotaAccount(USER, ACTIVITY, 19, 18, 7, 6, 7, 6)
+    assert await _get(shards, USER, NEXT_DAY, NEXT_MONTH) == QuotaAccount(
+        USER, ACTIVITY, 19, 18, 7, 7, 7, 7
+    )
+    async with shards.for_user(USER) as uow:
+        assert await uow.quotas.get(OTHER, ACTIVITY, DAY, MONTH) == QuotaAccount(
+            OTHER, ACTIVITY, 4, 4, 2, 2, 1, 1
+        )
+        await uow.quotas.credit_many([])  # nothing to do, nothing done
+    t = _tables(USER)
+    day_rows, month_rows = await _rows(engine, t.quota_day, t.quota_month)
+    assert [row[0] for row in day_rows + month_rows] == [USER, USER]
+
+
 @pytest.mark.parametrize(
     ("limit", "pack"),
     [
@@ -227,6 +259,48 @@ async def test_consume_without_an_account_is_refused(shards: Shards) -> None:
 
 
 # --- top-ups, orders, wins, outbox -------------------------------------------------
+
+
+async def test_top_ups_added_together_are_recorded_once_per_out_business_no(
+    shards: Shards, engine: AsyncEngine
+) -> None:
+    def order(order_id: str, user_id: str, out_business_no: str) -> TopUpOrder:
+        return TopUpOrder(order_id, user_id, ACTIVITY, 9011, out_business_no, PACK, T0)
+
+    async with shards.for_user(USER) as uow:
+        assert await uow.top_ups.add(**_top_up("t0", USER, "pay-0"))
+        added = await uow.top_ups.add_many(
+            [
+                order("t1", USER, "pay-0"),  # used before
+                order("t2", USER, "pay-1"),
+                order("t3", USER, "pay-1"),  # used earlier in the same call
+                order("t4", OTHER, "pay-1"),  # another user's number
+                order("t5", OTHER, "pay-0"),
+            ]
+        )
+        assert added == {"t2", "t4", "t5"}
+        assert await uow.top_ups.add_many([order("t6", USER, "pay-1")]) == set()
+        await uow.commit()
+
+    table = _tables(USER).top_up_order
+    assert sorted(row[:5] for row in (await _rows(engine, table))[0]) == [
+        ("t0", USER, ACTIVITY, 9011, "pay-0"),
+        ("t2", USER, ACTIVITY, 9011, "pay-1"),
+        ("t4", OTHER, ACTIVITY, 9011, "pay-1"),
+        ("t5", OTHER, ACTIVITY, 9011, "pay-0"),
+    ]
+
+
+def _top_up(order_id: str, user_id: str, out_business_no: str) -> dict[str, Any]:
+    return {
+        "order_id": order_id,
+        "user_id": user_id,
+        "activity_id": ACTIVITY,
+        "sku": 9011,
+        "out_business_no": out_business_no,
+        "pack": PACK,
+        "at": T0,
+    }
 
 
 async def test_a_top_up_is_recorded_once_per_out_business_no(

@@ -19,10 +19,11 @@ from raffle.domain.delivery import Grant
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
-from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
+from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import User
+from raffle.service.ports import Credit
 
 
 class FakeClock:
@@ -316,6 +317,10 @@ class FakeQuotas:
         if (user_id, activity_id, month) in self.s.months:
             self.s.months[user_id, activity_id, month] += pack.month
 
+    async def credit_many(self, credits: Sequence[Credit]) -> None:
+        for credit in credits:
+            await self.credit(*credit)
+
     async def consume(
         self, user_id: str, activity_id: int, day: str, month: str
     ) -> QuotaAccount | None:
@@ -340,6 +345,16 @@ class FakeTopUps:
             return False
         self.s.top_ups[user_id, out_business_no] = sku
         return True
+
+    async def add_many(self, orders: Sequence[TopUpOrder]) -> set[str]:
+        return {
+            o.order_id
+            for o in orders
+            if await self.add(
+                order_id=o.order_id, user_id=o.user_id, activity_id=o.activity_id, sku=o.sku,
+                out_business_no=o.out_business_no, pack=o.pack, at=o.at,
+            )
+        }  # fmt: skip
 
     async def exists(self, user_id: str, out_business_no: str) -> bool:
         return (user_id, out_business_no) in self.s.top_ups

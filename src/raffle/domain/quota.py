@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from raffle.domain.errors import InvalidConfig, RaffleError
 
@@ -42,6 +43,19 @@ class Sku:
     def __post_init__(self) -> None:
         if self.stock < 0 or self.price_points < 0:
             raise InvalidConfig("stock and price must not be negative")
+
+
+@dataclass(frozen=True, slots=True)
+class TopUpOrder:
+    """A pack credited to a user: once per user and `out_business_no`."""
+
+    order_id: str
+    user_id: str
+    activity_id: int
+    sku: int
+    out_business_no: str
+    pack: QuotaPack
+    at: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ queue, and the record is marked failed for operators to see.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from raffle.domain.awards import AwardKind
@@ -22,7 +22,7 @@ from raffle.service import effects
 from raffle.service.catalogue import Catalogue
 from raffle.service.points import earn
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
-from raffle.service.quotas import credit_pack
+from raffle.service.quotas import PackCredit, credit_pack, credit_packs
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,20 +55,45 @@ async def chances(grant: Grant, ctx: DeliveryContext) -> Effect:
     sku = await ctx.catalogue.sku(int(grant.award.config))
     pack = await ctx.catalogue.pack(sku.pack_id)
     activity = await ctx.catalogue.activity(sku.activity_id)
-    now = ctx.clock.now()
+    out_business_no = f"award:{grant.order_id}"
+    return ChancesCredit(
+        PackCredit(grant.user_id, activity, sku.sku, pack, out_business_no, ctx.clock.now())
+    )
 
-    async def credit(uow: ShardUnitOfWork) -> None:
+
+@dataclass(frozen=True, slots=True)
+class ChancesCredit:
+    """The chances effect; a batch's credits are written together (`together`)."""
+
+    credit: PackCredit
+
+    async def __call__(self, uow: ShardUnitOfWork) -> None:
+        c = self.credit
         await credit_pack(
             uow,
-            user_id=grant.user_id,
-            activity=activity,
-            sku=sku.sku,
-            pack=pack,
-            out_business_no=f"award:{grant.order_id}",
-            now=now,
+            user_id=c.user_id,
+            activity=c.activity,
+            sku=c.sku,
+            pack=c.pack,
+            out_business_no=c.out_business_no,
+            now=c.now,
         )
 
-    return credit
+    @staticmethod
+    async def together(uow: ShardUnitOfWork, effects: Sequence[ChancesCredit]) -> None:
+        await credit_packs(uow, [effect.credit for effect in effects])
+
+
+Together = Callable[[ShardUnitOfWork, Sequence[Effect]], Awaitable[None]]
+
+
+def together_of(effect: Effect) -> Together | None:
+    """How the effects of one kind are written at once, when the kind can: effects with the
+    same `together` in one shard transaction are handed to it in one call instead of each
+    being called. It must do exactly what calling each would (the same rows, the same
+    idempotency), in the order given."""
+    together: Together | None = getattr(effect, "together", None)
+    return together
 
 
 async def points(grant: Grant, ctx: DeliveryContext) -> Effect:

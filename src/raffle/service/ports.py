@@ -13,7 +13,7 @@ from raffle.domain.delivery import Grant
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import PointsAccount, PointsOrder
-from raffle.domain.quota import QuotaAccount, QuotaPack, Sku
+from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import Session, User
@@ -156,6 +156,9 @@ class UnitOfWork(Transaction, Protocol):
 # --- user dimension: sharded by user id ----------------------------------------------
 
 
+Credit = tuple[str, int, QuotaPack, str, str]  # user_id, activity_id, pack, day, month
+
+
 class QuotaRepository(Protocol):
     async def get(
         self, user_id: str, activity_id: int, day: str, month: str
@@ -173,6 +176,11 @@ class QuotaRepository(Protocol):
     ) -> None:
         """Add the pack's chances to the account (created if missing) and to the running
         day and month."""
+        ...
+
+    async def credit_many(self, credits: Sequence[Credit]) -> None:
+        """`credit` for each (user_id, activity_id, pack, day, month), in a few statements
+        whatever their number."""
         ...
 
     async def consume(
@@ -196,6 +204,13 @@ class TopUpRepository(Protocol):
         at: datetime,
     ) -> bool:
         """Record a top-up; False when this user's `out_business_no` was used before."""
+        ...
+
+    async def add_many(self, orders: Sequence[TopUpOrder]) -> set[str]:
+        """Record top-ups in a few statements; the order ids of those recorded, which leave
+        out any whose user's `out_business_no` was used before (or earlier in `orders`).
+        For callers that hold what makes their numbers theirs (a delivery holds its award
+        record locked): two transactions adding the same number at once may fail."""
         ...
 
     async def exists(self, user_id: str, out_business_no: str) -> bool: ...

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from raffle.domain.activity import Activity
-from raffle.domain.quota import QuotaAccount, QuotaPack, SkuSoldOut
+from raffle.domain.quota import QuotaAccount, QuotaPack, SkuSoldOut, TopUpOrder
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
@@ -99,6 +99,39 @@ async def credit_pack(
     if added:
         await uow.quotas.credit(user_id, activity.id, pack, activity.day(now), activity.month(now))
     return added
+
+
+@dataclass(frozen=True, slots=True)
+class PackCredit:
+    """The arguments of one `credit_pack`."""
+
+    user_id: str
+    activity: Activity
+    sku: int
+    pack: QuotaPack
+    out_business_no: str
+    now: datetime
+
+
+async def credit_packs(uow: ShardUnitOfWork, credits: Sequence[PackCredit]) -> None:
+    """`credit_pack` for many, in a few statements whatever their number: the top-ups
+    recorded together, then the accounts, days and months of those recorded credited
+    together. Only for callers that hold what makes each `out_business_no` theirs (see
+    `TopUpRepository.add_many`)."""
+    orders = [
+        TopUpOrder(
+            ids.order_id(c.now), c.user_id, c.activity.id, c.sku, c.out_business_no, c.pack, c.now
+        )
+        for c in credits
+    ]
+    added = await uow.top_ups.add_many(orders)
+    await uow.quotas.credit_many(
+        [
+            (c.user_id, c.activity.id, c.pack, c.activity.day(c.now), c.activity.month(c.now))
+            for c, order in zip(credits, orders, strict=True)
+            if order.order_id in added
+        ]
+    )
 
 
 async def welcome_first(

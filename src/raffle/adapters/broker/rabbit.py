@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -80,15 +81,19 @@ class RabbitBroker:
         await channel.set_qos(prefetch_count=self._prefetch)
         source = await channel.get_queue(queue, ensure=True)
 
+        acks = _Acks()
+
         async def on_message(incoming: AbstractIncomingMessage) -> None:
+            acks.received(incoming)
             try:
                 await handle(_message(incoming, queue))
             except Exception:
                 # Returned to the queue: one more failed delivery towards the limit.
                 log.exception("handling message %s failed", incoming.message_id)
                 await incoming.reject(requeue=True)
+                acks.settle(incoming, handled=False)
                 return
-            await incoming.ack()
+            acks.settle(incoming, handled=True)  # acknowledged in a moment, with others
 
         tag = await source.consume(on_message)
         try:
@@ -152,6 +157,59 @@ class RabbitBroker:
                 dead_letters(topic), durable=True, arguments={"x-queue-type": "quorum"}
             )
             await parking.bind(dead, dead_letters(topic))
+
+
+class _Acks:
+    """Acknowledgements in bulk: one `multiple=True` frame for the messages handled so far,
+    instead of a frame each (a frame is a system call; the acks were a third of them).
+
+    A message is still acknowledged only after its handler returned. The frame names the
+    newest message handled whose earlier deliveries on the channel are all settled
+    (handled, or rejected by a frame of their own, sent first), and goes once the messages
+    that finished together have all been seen. Delivery tags count per channel: a channel
+    opened again (after a broker restart) starts afresh, and what was open on the old one
+    the broker gives out again anyway.
+    """
+
+    def __init__(self) -> None:
+        self._channel: object = None
+        self._open: deque[AbstractIncomingMessage] = deque()  # in the order received
+        self._settled: dict[int, bool] = {}  # delivery tag -> handled (True) or rejected
+        self._upto: AbstractIncomingMessage | None = None  # set: a frame is due
+        self._sending: set[asyncio.Task[None]] = set()
+
+    def received(self, incoming: AbstractIncomingMessage) -> None:
+        if incoming.channel is not self._channel:
+            self._channel, self._open, self._settled = incoming.channel, deque(), {}
+            self._upto = None
+        self._open.append(incoming)
+
+    def settle(self, incoming: AbstractIncomingMessage, *, handled: bool) -> None:
+        if incoming.channel is not self._channel:
+            return
+        self._settled[incoming.delivery_tag or 0] = handled
+        due = self._upto is not None
+        while self._open and (self._open[0].delivery_tag or 0) in self._settled:
+            first = self._open.popleft()
+            if self._settled.pop(first.delivery_tag or 0):
+                self._upto = first
+        if self._upto is not None and not due:
+            # After the other handlers that finished with this one have run.
+            asyncio.get_running_loop().call_soon(self._send)
+
+    def _send(self) -> None:
+        upto, self._upto = self._upto, None
+        if upto is not None and upto.channel is self._channel:
+            task = asyncio.create_task(self._ack(upto))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    @staticmethod
+    async def _ack(upto: AbstractIncomingMessage) -> None:
+        try:
+            await upto.ack(multiple=True)
+        except Exception:  # the channel is gone: its messages are given out again
+            log.warning("acknowledging up to message %s failed", upto.message_id, exc_info=True)
 
 
 def _message(incoming: AbstractIncomingMessage, queue: str) -> OutboxMessage:

@@ -32,7 +32,8 @@ from raffle.adapters.sql.upsert import (
 )
 from raffle.domain.delivery import RETRY_STEPS, retry_delay
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
-from raffle.domain.quota import QuotaAccount, QuotaPack
+from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
+from raffle.service.ports import Credit
 
 Key = Mapping[str, Any]  # column name -> value, naming one row
 
@@ -80,6 +81,41 @@ def _insert(table: Table) -> Insert:
 def _take_statement(table: Table, column: str, names: tuple[str, ...]) -> Update:
     left = table.c[column]
     return update(table).where(*_keyed(table, names), left > 0).values({left: left - 1})
+
+
+@cache
+def _credit_statements(
+    dialect: str, a: Table, d: Table, m: Table
+) -> tuple[Insert, Update, Update, Update]:
+    """Statements for `credit_many`, each run once with a list of parameters: the accounts
+    made if missing, then raised, then the running days and months raised."""
+    key: dict[str, Any] = {
+        "user_id": bindparam("k_user_id"),
+        "activity_id": bindparam("k_activity_id"),
+    }
+    empty = {**key, "total": 0, "total_left": 0, "day": 0, "month": 0}
+    raise_account = (
+        update(a)
+        .where(*_keyed(a, ("user_id", "activity_id")))
+        .values(
+            total=a.c.total + bindparam("n_total"),
+            total_left=a.c.total_left + bindparam("n_total"),
+            day=a.c.day + bindparam("n_day"),
+            month=a.c.month + bindparam("n_month"),
+        )
+    )
+
+    def raise_left(table: Table, period: str) -> Update:
+        left = table.c[f"{period}_left"]
+        names = ("user_id", "activity_id", period)
+        return update(table).where(*_keyed(table, names)).values({left: left + bindparam("n")})
+
+    return (
+        insert_missing_for(dialect, a, empty),
+        raise_account,
+        raise_left(d, "day"),
+        raise_left(m, "month"),
+    )
 
 
 @cache
@@ -171,6 +207,51 @@ class SqlQuotaRepository:
             if added:
                 await self._add(table, column, {**account, **when}, added)
 
+    async def credit_many(self, credits: Sequence[Credit]) -> None:
+        # Summed per account, day and month, in key order: each row is locked once, and
+        # in the same order by every batch.
+        accounts: dict[tuple[str, int], list[int]] = {}
+        days: dict[tuple[str, int, str], int] = {}
+        months: dict[tuple[str, int, str], int] = {}
+        for user_id, activity_id, pack, day, month in credits:
+            added = accounts.setdefault((user_id, activity_id), [0, 0, 0])
+            added[0] += pack.total
+            added[1] += pack.day
+            added[2] += pack.month
+            if pack.day:
+                days[user_id, activity_id, day] = (
+                    days.get((user_id, activity_id, day), 0) + pack.day
+                )
+            if pack.month:
+                months[user_id, activity_id, month] = (
+                    months.get((user_id, activity_id, month), 0) + pack.month
+                )
+        if not accounts:
+            return
+        make, raise_account, raise_day, raise_month = _credit_statements(
+            self._connection.dialect.name, self._account, self._day, self._month
+        )
+        ordered = sorted(accounts.items())
+        keys = [{"k_user_id": u, "k_activity_id": a} for (u, a), _ in ordered]
+        await self._connection.execute(make, keys)
+        await self._connection.execute(
+            raise_account,
+            [
+                {**key, "n_total": n[0], "n_day": n[1], "n_month": n[2]}
+                for key, (_, n) in zip(keys, ordered, strict=True)
+            ],
+        )
+        for statement, period, running in (
+            (raise_day, "day", days),
+            (raise_month, "month", months),
+        ):
+            if running:
+                params = [
+                    {"k_user_id": u, "k_activity_id": a, f"k_{period}": p, "n": n}
+                    for (u, a, p), n in sorted(running.items())
+                ]
+                await self._connection.execute(statement, params)
+
     async def consume(
         self, user_id: str, activity_id: int, day: str, month: str
     ) -> QuotaAccount | None:
@@ -242,20 +323,29 @@ class SqlTopUpRepository:
         pack: QuotaPack,
         at: datetime,
     ) -> bool:
-        row = {
-            "order_id": order_id,
-            "user_id": user_id,
-            "activity_id": activity_id,
-            "sku": sku,
-            "out_business_no": out_business_no,
-            "total": pack.total,
-            "day": pack.day,
-            "month": pack.month,
-            "created_at": at,
-        }
+        order = TopUpOrder(order_id, user_id, activity_id, sku, out_business_no, pack, at)
+        row = _top_up_row(order)
         # Any unique key: (user_id, out_business_no) is the one a repeat hits.
         statement = insert_ignore_any(self._connection.dialect, self._table, row)
         return (await self._connection.execute(statement)).rowcount == 1
+
+    async def add_many(self, orders: Sequence[TopUpOrder]) -> set[str]:
+        t = self._table
+        # Both columns of the unique index, each as a list: the index finds them, and any
+        # other user's same number found on the way is told apart below.
+        query = select(t.c.user_id, t.c.out_business_no).where(
+            t.c.user_id.in_({o.user_id for o in orders}),
+            t.c.out_business_no.in_({o.out_business_no for o in orders}),
+        )
+        used = {(u, n) for u, n in await self._connection.execute(query)}
+        rows: list[dict[str, Any]] = []
+        for o in orders:
+            if (o.user_id, o.out_business_no) not in used:
+                used.add((o.user_id, o.out_business_no))
+                rows.append(_top_up_row(o))
+        if rows:
+            await self._connection.execute(_insert(t), rows)
+        return {row["order_id"] for row in rows}
 
     async def exists(self, user_id: str, out_business_no: str) -> bool:
         t = self._table
@@ -263,6 +353,20 @@ class SqlTopUpRepository:
             t.c.user_id == user_id, t.c.out_business_no == out_business_no
         )
         return (await self._connection.execute(query)).first() is not None
+
+
+def _top_up_row(order: TopUpOrder) -> dict[str, Any]:
+    return {
+        "order_id": order.order_id,
+        "user_id": order.user_id,
+        "activity_id": order.activity_id,
+        "sku": order.sku,
+        "out_business_no": order.out_business_no,
+        "total": order.pack.total,
+        "day": order.pack.day,
+        "month": order.pack.month,
+        "created_at": order.at,
+    }
 
 
 class SqlOrderRepository:

@@ -1,0 +1,71 @@
+"""Consumers acknowledge in bulk (one multiple=True frame for many messages): against a real
+RabbitMQ, every message handled is acknowledged, and a rejected one in between is given
+out again and not swept up by the acknowledgement of the messages after it."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from datetime import UTC, datetime
+
+import aio_pika
+
+from raffle.adapters.broker.rabbit import RabbitBroker
+from raffle.domain.draws import OutboxMessage
+from raffle.service.ports import dead_letters
+
+MESSAGES = 300
+
+
+async def _ready(url: str, queue: str) -> int:
+    connection = await aio_pika.connect(url)
+    async with connection:
+        channel = await connection.channel()
+        declared = await channel.declare_queue(queue, passive=True)
+        return declared.declaration_result.message_count or 0
+
+
+async def _delete(url: str, *queues: str) -> None:
+    connection = await aio_pika.connect(url)
+    async with connection:
+        channel = await connection.channel()
+        for queue in queues:
+            await channel.queue_delete(queue)
+
+
+async def test_handled_messages_are_acknowledged_and_a_rejected_one_comes_back(
+    rabbitmq_url: str,
+) -> None:
+    topic = f"acks.{uuid.uuid4().hex[:8]}"
+    broker = RabbitBroker(rabbitmq_url, topics=[topic], attempts=5, timeout=10)
+    now = datetime.now(UTC)
+    sent = [OutboxMessage(f"m{n:04d}", topic, f"k{n}", "{}", now) for n in range(MESSAGES)]
+    refused = {"m0007", "m0150"}  # refused on their first delivery only
+    handled: list[str] = []
+    everything = asyncio.Event()
+
+    async def handle(message: OutboxMessage) -> None:
+        await asyncio.sleep(random.random() / 100)  # finishing out of order
+        if message.message_id in refused:
+            refused.discard(message.message_id)
+            raise RuntimeError("refused once")
+        handled.append(message.message_id)
+        if len(handled) == MESSAGES:
+            everything.set()
+
+    try:
+        await asyncio.gather(*(broker.publish(m) for m in sent))
+        consumer = asyncio.create_task(broker.consume(topic, handle))
+        await asyncio.wait_for(everything.wait(), 60)
+        await asyncio.sleep(0.5)  # the last acknowledgement frame goes in a moment
+        consumer.cancel()
+        await asyncio.gather(consumer, return_exceptions=True)
+        await broker.close()  # anything not acknowledged would now be back in the queue
+
+        assert sorted(handled) == [m.message_id for m in sent]  # each once, the two included
+        assert await _ready(rabbitmq_url, topic) == 0
+        assert await _ready(rabbitmq_url, dead_letters(topic)) == 0
+    finally:
+        await broker.close()
+        await _delete(rabbitmq_url, topic, dead_letters(topic))
