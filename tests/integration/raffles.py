@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -57,3 +58,6 @@ async def wired(settings: Settings, loaded: Campaign, clock: SettableClock | Non
     await load_campaign(loaded, raffle.uow())
     await raffle.start()
     return raffle
+
+
+Build = Callable[[Campaign, SettableClock | None], Awaitable[Raffle]]  # the `build` fixture

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import pytest
-from redis.asyncio import Redis
 
 from raffle.bootstrap import Raffle
-from raffle.domain.campaign import Campaign
 from raffle.domain.errors import Unavailable
 from raffle.domain.quota import NoChances, QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
@@ -22,6 +20,7 @@ from tests.integration.raffles import (
     PRIZE,
     STRATEGY,
     WELCOME,
+    Build,
     SettableClock,
     campaign,
     wired,
@@ -29,40 +28,6 @@ from tests.integration.raffles import (
 from tests.services import RedisServer
 
 IN_FLIGHT = 250
-
-Build = Callable[[Campaign, SettableClock | None], Awaitable[Raffle]]
-
-
-@pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis"])
-async def build(
-    request: pytest.FixtureRequest,
-    tmp_path: object,
-    make_database_url: Callable[[str], Awaitable[str]],
-    redis_url: str,
-) -> AsyncIterator[Build]:
-    """Builds a raffle on the backend: SQLite alone (1 x 1), or two real databases
-    (2 x 4 shards) with Redis for stock."""
-    made: list[Raffle] = []
-
-    async def build(loaded: Campaign, clock: SettableClock | None = None) -> Raffle:
-        if request.param == "sqlite":
-            settings = Settings(database_url=f"sqlite:///{tmp_path}/raffle-{len(made)}.db")
-        else:
-            backend = request.param.split("+")[0]
-            first, second = await make_database_url(backend), await make_database_url(backend)
-            client = Redis.from_url(redis_url)
-            await client.flushdb()
-            await client.aclose()
-            settings = Settings(
-                database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url
-            )
-        raffle = await wired(settings, loaded, clock)
-        made.append(raffle)
-        return raffle
-
-    yield build
-    for raffle in made:
-        await raffle.close()
 
 
 async def run(raffle: Raffle, draws: list[Draw]) -> tuple[list[DrawResult], Counter[str]]:

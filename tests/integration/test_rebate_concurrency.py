@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-
-import pytest
-from redis.asyncio import Redis
 
 from raffle.bootstrap import Raffle
 from raffle.domain.campaign import Campaign
@@ -18,42 +14,9 @@ from raffle.domain.quota import Sku
 from raffle.domain.rebates import RebateRule
 from raffle.service.points import Exchange, earn, exchange
 from raffle.service.rebates import SignIn, sign_in, sign_ins
-from raffle.settings import Settings
-from tests.integration.raffles import ACTIVITY, WELCOME, SettableClock, campaign, wired
+from tests.integration.raffles import ACTIVITY, WELCOME, Build, SettableClock, campaign
 
 SKU, PRICE, STOCK, POINTS = 31, 100, 1000, 10  # the SKU sells the 20-chance welcome pack
-Build = Callable[[Campaign, SettableClock | None], Awaitable[Raffle]]
-
-
-@pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis"])
-async def build(
-    request: pytest.FixtureRequest,
-    tmp_path: object,
-    make_database_url: Callable[[str], Awaitable[str]],
-    redis_url: str,
-) -> AsyncIterator[Build]:
-    """A raffle on SQLite alone (1 x 1), or on two real databases (2 x 4) with Redis."""
-    made: list[Raffle] = []
-
-    async def build(loaded: Campaign, clock: SettableClock | None = None) -> Raffle:
-        if request.param == "sqlite":
-            settings = Settings(database_url=f"sqlite:///{tmp_path}/raffle-{len(made)}.db")
-        else:
-            backend = request.param.split("+")[0]
-            first, second = await make_database_url(backend), await make_database_url(backend)
-            client = Redis.from_url(redis_url)
-            await client.flushdb()
-            await client.aclose()
-            settings = Settings(
-                database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url
-            )
-        raffle = await wired(settings, loaded, clock)
-        made.append(raffle)
-        return raffle
-
-    yield build
-    for raffle in made:
-        await raffle.close()
 
 
 def rebating(now: datetime | None = None) -> Campaign:

@@ -1,0 +1,45 @@
+"""Fixtures of the integration tests that build whole raffles."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+from redis.asyncio import Redis
+
+from raffle.bootstrap import Raffle
+from raffle.domain.campaign import Campaign
+from raffle.settings import Settings
+from tests.integration.raffles import Build, SettableClock, wired
+
+
+@pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis"])
+async def build(
+    request: pytest.FixtureRequest,
+    tmp_path: object,
+    make_database_url: Callable[[str], Awaitable[str]],
+    redis_url: str,
+) -> AsyncIterator[Build]:
+    """Builds a raffle on the backend: SQLite alone (1 x 1), or two real databases
+    (2 x 4 shards) with Redis for stock."""
+    made: list[Raffle] = []
+
+    async def build(loaded: Campaign, clock: SettableClock | None = None) -> Raffle:
+        if request.param == "sqlite":
+            settings = Settings(database_url=f"sqlite:///{tmp_path}/raffle-{len(made)}.db")
+        else:
+            backend = request.param.split("+")[0]
+            first, second = await make_database_url(backend), await make_database_url(backend)
+            client = Redis.from_url(redis_url)
+            await client.flushdb()
+            await client.aclose()
+            settings = Settings(
+                database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url
+            )
+        raffle = await wired(settings, loaded, clock)
+        made.append(raffle)
+        return raffle
+
+    yield build
+    for raffle in made:
+        await raffle.close()
