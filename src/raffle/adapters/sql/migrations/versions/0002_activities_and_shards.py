@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import context, op
 
-from raffle.adapters.sql import tables
+from raffle.adapters.sql import new_tables, tables
 from raffle.adapters.sql.shard_tables import define
 
 revision: str = "0002"
@@ -34,23 +33,16 @@ SHARD_TABLES = ("quota_account", "quota_day", "quota_month", "top_up_order", "ra
 
 
 def _tables() -> list[sa.Table]:
-    count = int(context.config.attributes.get("shard_tables", 1))
-    metadata = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
-    found: list[sa.Table] = [
-        tables.metadata.tables[name].to_metadata(metadata) for name in CONFIG_TABLES
-    ]
-    for index in range(count):
-        found += [t for t in define(index, metadata).all if t.name[:-4] in SHARD_TABLES]
-    return found
+    def shard(index: int, metadata: sa.MetaData) -> list[sa.Table]:
+        return [t for t in define(index, metadata).all if t.name[:-4] in SHARD_TABLES]
+
+    config = [tables.metadata.tables[name] for name in CONFIG_TABLES]
+    return new_tables.of_revision(config, shard)
 
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    for table in _tables():
-        table.create(bind)
+    new_tables.create(_tables())
 
 
 def downgrade() -> None:
-    bind = op.get_bind()
-    for table in reversed(_tables()):
-        table.drop(bind)
+    new_tables.drop(_tables())

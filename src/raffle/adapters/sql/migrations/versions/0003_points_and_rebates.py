@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import context, op
 
-from raffle.adapters.sql import tables
+from raffle.adapters.sql import new_tables, tables
 from raffle.adapters.sql.points_tables import define
 
 revision: str = "0003"
@@ -27,23 +26,13 @@ CONFIG_TABLES = ("rebate_rule",)
 
 
 def _tables() -> list[sa.Table]:
-    count = int(context.config.attributes.get("shard_tables", 1))
-    metadata = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
-    found: list[sa.Table] = [
-        tables.metadata.tables[name].to_metadata(metadata) for name in CONFIG_TABLES
-    ]
-    for index in range(count):
-        found += define(index, metadata).all
-    return found
+    config = [tables.metadata.tables[name] for name in CONFIG_TABLES]
+    return new_tables.of_revision(config, lambda index, metadata: define(index, metadata).all)
 
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    for table in _tables():
-        table.create(bind)
+    new_tables.create(_tables())
 
 
 def downgrade() -> None:
-    bind = op.get_bind()
-    for table in reversed(_tables()):
-        table.drop(bind)
+    new_tables.drop(_tables())

@@ -5,7 +5,7 @@ change comes with its own migration and this file then inlines the old shape), t
 pools on every database and the shard tables for every table index 0..M-1.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 Create Date: 2026-11-22
 """
 
@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from alembic import context, op
 
-from raffle.adapters.sql import tables
+from raffle.adapters.sql import new_tables
 from raffle.adapters.sql.prize_tables import code_pool, define
 
 revision: str = "0004"
@@ -26,21 +25,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def _tables() -> list[sa.Table]:
-    count = int(context.config.attributes.get("shard_tables", 1))
-    metadata = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
-    found = [code_pool.to_metadata(metadata)]
-    for index in range(count):
-        found += define(index, metadata).all
-    return found
+    return new_tables.of_revision([code_pool], lambda index, metadata: define(index, metadata).all)
 
 
 def upgrade() -> None:
-    bind = op.get_bind()
-    for table in _tables():
-        table.create(bind)
+    new_tables.create(_tables())
 
 
 def downgrade() -> None:
-    bind = op.get_bind()
-    for table in reversed(_tables()):
-        table.drop(bind)
+    new_tables.drop(_tables())
