@@ -77,6 +77,10 @@ class Catalogue:
             raise UnknownSku(f"quota pack {pack_id} does not exist")
         return pack
 
+    async def welcome(self, activity: Activity) -> QuotaPack | None:
+        """The pack a user's first visit to the activity opens their account with, if any."""
+        return await self.pack(activity.welcome_pack) if activity.welcome_pack else None
+
     async def sku(self, sku_id: int) -> Sku:
         async def load(uow: UnitOfWork) -> Sku | None:
             return await uow.skus.get(sku_id)

@@ -67,7 +67,7 @@ async def draw(
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
     engine = await catalogue.engine(activity)
-    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
+    welcome = await catalogue.welcome(activity)
     await stock.prepare(activity.strategy_id)
     return await retried(lambda: _draw(cmd, activity, engine, welcome, shards, stock, rng, now))
 

@@ -120,7 +120,7 @@ async def exchange(
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open")
     purchase = _Purchase(
         cmd.user_id, sku, await catalogue.pack(sku.pack_id), activity,
-        await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None,
+        await catalogue.welcome(activity),
         exchange_business_no(cmd.request_key, now), now,
     )  # fmt: skip
     return await retried(lambda: _exchange(purchase, config, shards))

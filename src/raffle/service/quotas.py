@@ -149,7 +149,7 @@ async def my_account(
 ) -> QuotaAccount:
     """The user's chances in an activity; a first visit opens it with the welcome pack."""
     activity = await catalogue.activity(activity_id)
-    welcome = await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None
+    welcome = await catalogue.welcome(activity)
     now = clock.now()
     async with shards.for_user(user_id) as uow:
         opened = await uow.quotas.open(user_id, activity.id, welcome)

@@ -86,7 +86,7 @@ async def _rebate(
     grant = _Grant(
         cmd, rule, activity, now,
         (sku, await catalogue.pack(sku.pack_id)) if sku is not None else None,
-        await catalogue.pack(activity.welcome_pack) if activity.welcome_pack else None,
+        await catalogue.welcome(activity),
     )  # fmt: skip
     return await retried(lambda: _grant(grant, config, shards))
 
