@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install run simulate check lint types contracts unit test bench format
+.PHONY: install run demo simulate check lint types contracts unit chromium test bench format
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -39,9 +39,16 @@ contracts: install
 unit: install
 	$(BIN)/pytest tests/unit -q
 
-# Every check, then the integration and end-to-end tiers against real servers.
-test: check
-	$(BIN)/pytest tests/integration tests/e2e -q
+# Debian's Chromium for the browser tests (Playwright drives it; it downloads no browser).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+# Every check, then the integration, end-to-end and browser tiers against real servers.
+# Screenshots of the pages land in artifacts/screenshots/.
+test: check chromium
+	$(BIN)/pytest tests/integration tests/e2e tests/browser -q
 
 bench: install
 	$(PY) bench/engine.py

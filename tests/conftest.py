@@ -56,7 +56,7 @@ S = TypeVar("S", bound=Server)
 _startup_seconds: dict[str, float] = {}
 
 
-def _unavailable(reason: str) -> NoReturn:
+def unavailable(reason: str) -> NoReturn:
     if os.environ.get("RAFFLE_REQUIRE_SERVICES") == "1":
         pytest.fail(f"{reason} (RAFFLE_REQUIRE_SERVICES=1)", pytrace=False)
     pytest.skip(reason)
@@ -79,10 +79,10 @@ def _start(server_class: type[S]) -> S | str:
 def _throwaway(server_class: type[S]) -> Iterator[S]:
     env = ENV_URLS[server_class.kind]
     if os.environ.get(env):
-        _unavailable(f"{env} is set: there is no throwaway {server_class.kind} to control")
+        unavailable(f"{env} is set: there is no throwaway {server_class.kind} to control")
     server = _start(server_class)
     if isinstance(server, str):
-        _unavailable(server)
+        unavailable(server)
     _startup_seconds[server.kind] = server.startup_seconds or 0.0
     try:
         yield server

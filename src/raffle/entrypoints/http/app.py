@@ -11,7 +11,15 @@ from fastapi import FastAPI
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
 from raffle.entrypoints.http import problems
-from raffle.entrypoints.http.routes import admin, auth, delivery, engagement, player, prizes
+from raffle.entrypoints.http.routes import (
+    admin,
+    auth,
+    delivery,
+    engagement,
+    pages,
+    player,
+    prizes,
+)
 
 
 def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
@@ -40,8 +48,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     )
     app.state.raffle = raffle
     problems.install(app)
-    for module in (auth, player, admin, engagement, prizes, delivery):
+    for module in (auth, player, admin, engagement, prizes, delivery, pages):
         app.include_router(module.router)
+    app.mount("/web", pages.assets(), name="web")
 
     @app.get("/api/health", tags=["ops"])
     async def health() -> dict[str, str]:

@@ -1,0 +1,106 @@
+// The one door to the API for both pages: the session token, idempotency keys, and problems
+// (RFC 9457 bodies with a stable `code`) turned into messages a person can act on.
+
+const TOKEN = "raffle.token";
+
+export const session = {
+  get token() {
+    return localStorage.getItem(TOKEN);
+  },
+  set token(value) {
+    if (value) localStorage.setItem(TOKEN, value);
+    else localStorage.removeItem(TOKEN);
+  },
+};
+
+// What a player or operator should read for each code the API answers with; the server's own
+// `detail` is shown for the rest (it names the field or the state).
+const MESSAGES = {
+  not_authenticated: "Your session has expired. Please log in again.",
+  invalid_credentials: "Wrong name or password.",
+  name_taken: "That name is taken. Pick another.",
+  no_chances: "No chances left. Sign in daily or spend points for more.",
+  activity_not_open: "This activity is closed now.",
+  unknown_activity: "This activity does not exist.",
+  rate_limited: "Too fast. Wait a moment and try again.",
+  insufficient_points: "Not enough points for that.",
+  sku_sold_out: "Sold out.",
+  forbidden: "Operators only: this account has no admin role.",
+  idempotency_key_in_flight: "Still working on your last request.",
+  contention: "Busy right now. Try again.",
+  unavailable: "The service is busy. Try again in a moment.",
+  network: "Cannot reach the server. Check your connection.",
+};
+
+export class Problem extends Error {
+  constructor(status, body) {
+    const code = body.code ?? "http_error";
+    super(MESSAGES[code] ?? body.detail ?? `HTTP ${status}`);
+    this.status = status;
+    this.code = code;
+    this.detail = body.detail ?? "";
+    this.errors = body.errors ?? []; // [{at: "strategies.0.prizes.1.rate", message}]
+    this.retryAfter = body.retry_after;
+  }
+}
+
+export function newKey() {
+  return crypto.randomUUID();
+}
+
+// `key`: an Idempotency-Key, so a retry (or a double click) cannot act twice. Every
+// state-changing call gets one; pass your own to make two calls the same request.
+export async function api(path, { method = "GET", json, text, key } = {}) {
+  const headers = {};
+  if (session.token) headers.Authorization = `Bearer ${session.token}`;
+  if (method !== "GET") headers["Idempotency-Key"] = key ?? newKey();
+  let body;
+  if (json !== undefined) {
+    headers["Content-Type"] = "application/json";
+    body = JSON.stringify(json);
+  } else if (text !== undefined) {
+    headers["Content-Type"] = "application/yaml";
+    body = text;
+  }
+  let answer;
+  try {
+    answer = await fetch(path, { method, headers, body });
+  } catch {
+    throw new Problem(0, { code: "network" });
+  }
+  if (answer.status === 204) return null;
+  const type = answer.headers.get("content-type") ?? "";
+  const data = type.includes("json") ? await answer.json() : await answer.text();
+  if (!answer.ok) {
+    const problem = new Problem(answer.status, typeof data === "object" ? data : {});
+    if (problem.code === "not_authenticated") session.token = null;
+    throw problem;
+  }
+  return data;
+}
+
+// A tiny element builder: h("button", {class: "primary", onclick}, "Draw").
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  node.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+// One line of status at the top of a page: role=status for news, role=alert for errors.
+export function notify(message, kind = "info") {
+  const bar = document.getElementById("notice");
+  bar.textContent = message;
+  bar.className = `notice ${kind}`;
+  bar.setAttribute("role", kind === "error" ? "alert" : "status");
+  bar.hidden = !message;
+}
+
+export function fail(error) {
+  notify(error instanceof Problem ? error.message : String(error), "error");
+}

@@ -1,0 +1,174 @@
+"""The pages in a real browser: Debian's Chromium driven by Playwright, headless, against a
+`raffle serve` process of its own (embedded SQLite in a temporary folder).
+
+Every page a test opens records the browser's console; a test ends by asserting there was no
+error in it (`Browser.page(...).errors`), and saves screenshots under `artifacts/screenshots/`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    ViewportSize,
+    sync_playwright,
+)
+
+from tests.conftest import unavailable
+from tests.e2e.test_serve import free_port
+
+RAFFLE = Path(sys.executable).parent / "raffle"
+CHROMIUM = os.environ.get("RAFFLE_TEST_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).parents[2] / "artifacts" / "screenshots"
+PHONE: ViewportSize = {"width": 375, "height": 812}
+DESKTOP: ViewportSize = {"width": 1280, "height": 900}
+PASSWORD = "correct horse battery"
+# Without the networking flags Chromium reaches for Google's hosts, which this machine refuses.
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@dataclass
+class Server:
+    """A running `raffle serve`; `url` is its base address."""
+
+    url: str
+    folder: Path
+    env: dict[str, str]
+
+    def raffle(self, *args: str, stdin: str | None = None) -> str:
+        """Run a `raffle` command on this server's database (e.g. `user create`)."""
+        done = subprocess.run(
+            [str(RAFFLE), *args],
+            env=self.env,
+            cwd=self.folder,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def operator(self, name: str = "operator") -> str:
+        self.raffle("user", "create", name, "--admin", "--password", PASSWORD)
+        return name
+
+
+def _serve(folder: Path, *, demo: bool) -> Iterator[Server]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "RAFFLE_DATABASE_URL": f"sqlite:///{folder / 'raffle.db'}",
+        "RAFFLE_PORT": str(port),
+        "RAFFLE_LOAD_DEMO": "true" if demo else "false",
+        "RAFFLE_REGISTRATIONS_PER_HOUR": "1000",
+    }
+    process = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=folder)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, "raffle serve exited"
+            assert time.monotonic() < deadline, "raffle serve did not answer within 60 s"
+            time.sleep(0.2)
+        yield Server(url, folder, env)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture
+def demo_server(tmp_path: Path) -> Iterator[Server]:
+    """The embedded default as `raffle serve` starts it: the demo campaign, running."""
+    yield from _serve(tmp_path, demo=True)
+
+
+@pytest.fixture
+def blank_server(tmp_path: Path) -> Iterator[Server]:
+    """A server on an empty database: no campaign, no activity, no user."""
+    yield from _serve(tmp_path, demo=False)
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    if not Path(CHROMIUM).exists():
+        unavailable(f"no Chromium at {CHROMIUM} (make test installs Debian's chromium)")
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def chromium(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+    yield browser
+    browser.close()
+
+
+@dataclass
+class Tab:
+    """A page with its console recorded: `errors` holds every console error and uncaught
+    exception, so a test can assert there were none (or only those it provoked)."""
+
+    page: Page
+    errors: list[str] = field(default_factory=list)
+
+    def screenshot(self, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+OpenTab = Callable[..., Tab]
+
+
+@pytest.fixture
+def tab(chromium: Browser) -> Iterator[OpenTab]:
+    """`tab(url, viewport=DESKTOP)`: a page in a fresh context (its own storage, so its own
+    session), the console recorded."""
+    opened: list[Tab] = []
+    yield lambda url, viewport=DESKTOP: _open(chromium, opened, url, viewport)
+    for each in opened:
+        each.page.context.close()
+
+
+def _open(chromium: Browser, opened: list[Tab], url: str, viewport: ViewportSize) -> Tab:
+    context = chromium.new_context(viewport=viewport)
+    context.set_default_timeout(15_000)
+    tab = Tab(context.new_page())
+
+    def record(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            tab.errors.append(message.text)
+
+    tab.page.on("console", record)
+    tab.page.on("pageerror", lambda error: tab.errors.append(f"uncaught: {error}"))
+    opened.append(tab)
+    tab.page.goto(url)
+    return tab
