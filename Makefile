@@ -17,6 +17,10 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/raffle serve
 
+# The same on a fresh temporary database with an operator account; prints each page's URL.
+demo: install
+	$(BIN)/raffle demo
+
 simulate: install
 	$(BIN)/raffle simulate examples/big-market.yaml --draws 1000000 --draw-count 3
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -60,3 +61,48 @@ def test_serve_refuses_several_workers_without_redis(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "needs RAFFLE_REDIS_URL" in done.stderr
+
+
+def test_demo_prints_each_page_and_an_operator_that_can_log_in(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAFFLE_")}
+    env["RAFFLE_PORT"] = str(port)
+    demo = subprocess.Popen(
+        [str(RAFFLE), "demo"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert demo.stdout is not None
+        lines = [demo.stdout.readline() for _ in range(4)]
+        found = [re.match(r"\s+(\S.*?)\s{2,}(http\S+)", line) for line in lines[1:]]
+        urls = {m.group(1): m.group(2) for m in found if m}
+        base = f"http://127.0.0.1:{port}"
+        assert urls == {
+            "player page": f"{base}/",
+            "operator console": f"{base}/console",
+            "API": f"{base}/docs",
+        }
+        name, password = lines[2].split("log in as ")[1].rstrip(")\n").split(" / ")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                page = httpx.get(urls["player page"], timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "raffle demo did not answer within 60 s"
+                time.sleep(0.2)
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert (
+            "<title>raffle · operator console</title>" in httpx.get(urls["operator console"]).text
+        )
+        assert httpx.get(f"{base}/api/activities/100301").json()["activity"]["state"] == "running"
+        login = httpx.post(f"{base}/api/auth/login", json={"name": name, "password": password})
+        token = login.json()["token"]
+        me = httpx.get(f"{base}/api/auth/me", headers={"Authorization": f"Bearer {token}"})
+        assert me.json()["is_admin"] is True
+        assert not list(tmp_path.iterdir()), "the demo's database lives in a temporary folder"
+    finally:
+        demo.terminate()
+        demo.wait(timeout=30)
+        if demo.stdout is not None:
+            demo.stdout.close()

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import sys
+import tempfile
 import unicodedata
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,19 +19,17 @@ from pydantic import ValidationError
 from raffle.adapters.campaign_file import InvalidCampaignFile, read_campaign
 from raffle.adapters.memory_stock import MemoryStock
 from raffle.adapters.randomness import SeededRandomSource, SystemRandomSource
-from raffle.adapters.sql.migrate import upgrade
 from raffle.bootstrap import bootstrap
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import RaffleError
 from raffle.domain.rules import DrawContext
-from raffle.entrypoints import worker
+from raffle.entrypoints import serving, worker
 from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
 from raffle.service.simulation import Simulation, simulate
 from raffle.settings import Settings
 
 campaign_path = click.Path(exists=True, dir_okay=False, path_type=Path)
-DEMO = Path(__file__).parent / "demo" / "big-market.yaml"
 
 
 @click.group()
@@ -42,54 +41,48 @@ def main() -> None:
 def migrate() -> None:
     """Create or upgrade the schema of every database (RAFFLE_DATABASE_URL, RAFFLE_SHARD_URLS)."""
     settings = _settings()
-    asyncio.run(_migrate(settings))
+    asyncio.run(serving.migrate(settings))
     click.echo(f"{len(settings.database_urls)} database(s) up to date")
-
-
-async def _migrate(settings: Settings) -> None:
-    for url in settings.database_urls:
-        await upgrade(url, shard_tables=settings.shard_tables)
 
 
 @main.command()
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 def serve(workers: int) -> None:
-    """Run the HTTP API (RAFFLE_HOST:RAFFLE_PORT). On the embedded SQLite default it also
-    migrates, and loads the demo campaign into an empty database."""
-    import uvicorn
-
+    """Run the HTTP API and the pages (RAFFLE_HOST:RAFFLE_PORT). On the embedded SQLite
+    default it also migrates, and loads the demo campaign into an empty database."""
     settings = _settings()
     if workers > 1 and settings.redis_url is None:
         # Without Redis, stock and rate limits are counted in the process: two processes
         # would each hand out the whole stock.
         _fail("more than one worker needs RAFFLE_REDIS_URL (stock is counted in-process)")
     if settings.database_url.startswith("sqlite"):
-        _run_or_exit(lambda: _prepare_embedded(settings))
-    click.echo(f"raffle on http://{settings.host}:{settings.port}/docs", err=True)
-    uvicorn.run(
-        "raffle.entrypoints.http.main:create",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=workers,
-        log_level="warning",
-        access_log=False,  # nothing at "warning" anyway; this skips building its arguments
-        loop="uvloop",
-        http="httptools",
-    )
+        _run_or_exit(lambda: serving.prepare_embedded(settings))
+    base = f"http://{settings.host}:{settings.port}"
+    click.echo(f"raffle on {base}/ (console {base}/console, API {base}/docs)", err=True)
+    serving.serve(settings, workers)
 
 
-async def _prepare_embedded(settings: Settings) -> None:
-    await _migrate(settings)
-    raffle = bootstrap(settings)
-    try:
-        async with raffle.uow() as uow:
-            empty = not await uow.activities.all()
-        if empty and settings.load_demo:
-            await load_campaign(read_campaign(DEMO), raffle.uow())
-            click.echo(f"loaded the demo campaign {DEMO.name}", err=True)
-    finally:
-        await raffle.close()
+@main.command()
+def demo() -> None:
+    """Run the embedded service on a fresh database with the demo campaign running and an
+    operator account, and print the address of each page (RAFFLE_HOST:RAFFLE_PORT)."""
+    with tempfile.TemporaryDirectory(prefix="raffle-demo-") as folder:
+        settings = serving.demo_settings(Path(folder))
+        password = ""
+
+        async def prepare() -> None:
+            nonlocal password
+            password = await serving.prepare_demo(settings)
+
+        _run_or_exit(prepare)
+        base = f"http://{settings.host}:{settings.port}"
+        operator = f"log in as {serving.DEMO_OPERATOR} / {password}"
+        click.echo(f"raffle demo: the campaign {serving.DEMO.name}, activity 100301 running")
+        click.echo(f"  player page       {base}/")
+        click.echo(f"  operator console  {base}/console  ({operator})")
+        click.echo(f"  API               {base}/docs")
+        sys.stdout.flush()
+        serving.serve(settings)
 
 
 @main.command("worker")
