@@ -22,6 +22,7 @@ from sqlalchemy import (
     update,
 )
 
+from raffle.adapters.sql import draw_series
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.shard_tables import ShardTables
 from raffle.adapters.sql.upsert import (
@@ -393,6 +394,9 @@ class SqlOrderRepository:
         query = select(o).where(o.c.user_id == user_id, o.c.request_key == request_key)
         row = (await self._connection.execute(query)).first()
         return None if row is None else _order(row._mapping, o)
+
+    async def per_minute(self, activity_id: int, since: datetime) -> dict[datetime, int]:
+        return await draw_series.per_minute(self._connection, self._orders, activity_id, since)
 
     async def history(
         self, user_id: str, activity_id: int | None, before: str | None, limit: int
