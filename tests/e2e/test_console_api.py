@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
 from dataclasses import fields
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,7 @@ async def test_draws_over_time_counts_this_minutes_draws_across_users(api: Api) 
     series = (await api.client.get(url, headers=op)).json()
     assert len(series) == 5
     minutes = [datetime.fromisoformat(p["minute"]) for p in series]
-    assert all(b - a == timedelta(minutes=1) for a, b in zip(minutes, minutes[1:], strict=False))
+    assert all(b - a == timedelta(minutes=1) for a, b in pairwise(minutes))
     assert sum(p["draws"] for p in series) == 4
     assert series[-1]["draws"] in (0, 4)  # 0 only if the minute turned since the draws
 
