@@ -1,0 +1,138 @@
+"""The operator console in a real browser: from an empty database an operator builds a
+campaign in the forms (one field error shown next to its field, then fixed), moves the
+activity through review to running, watches a player's win arrive in the live view, and
+exports a file holding the new activity. A non-admin is turned away."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import DESKTOP, PASSWORD, PHONE, OpenTab, Server, Tab
+
+ACTIVITY = 100001
+PROVOKED_422 = "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"
+
+
+def log_in(tab: Tab, name: str) -> None:
+    tab.page.locator("#login-name").fill(name)
+    tab.page.locator("#login-password").fill(PASSWORD)
+    tab.page.locator("#login").click()
+
+
+def player_wins(server: Server, activity_id: int) -> dict[str, object]:
+    """A player registers and draws once through the HTTP API; the draw's answer.
+    (The player page's helpers can stand in here once they exist.)"""
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        credentials = {"name": "player1", "password": PASSWORD}
+        assert client.post("/api/auth/register", json=credentials).status_code == 201
+        token = client.post("/api/auth/login", json=credentials).json()["token"]
+        headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())}
+        drawn = client.post(f"/api/activities/{activity_id}/draws", headers=headers)
+        assert drawn.status_code == 201, drawn.text
+        return dict(drawn.json())
+
+
+def build_campaign(page: Page) -> None:
+    """Two awards, a strategy whose one prize is certain (rate 1, stock 5), a pack, and an
+    activity with a SKU and a welcome pack, all through the forms."""
+    page.get_by_test_id("add-award").click()
+    page.locator("#f-awards-0-kind").select_option("thanks")
+    page.locator("#f-awards-0-title").fill("Thanks for playing")
+    page.get_by_test_id("add-award").click()
+    page.locator("#f-awards-1-kind").select_option("points")
+    page.locator("#f-awards-1-title").fill("Ten points")
+    page.locator("#f-awards-1-config").fill("10")
+    page.get_by_test_id("add-strategy").click()
+    page.locator("#f-strategies-0-description").fill("Launch odds")
+    page.locator("#f-strategies-0-fallback").select_option("101")
+    page.get_by_test_id("add-prize-0").click()
+    page.locator("#f-strategies-0-prizes-0-award").select_option("102")
+    page.locator("#f-strategies-0-prizes-0-rate").fill("1.5")  # refused by the server
+    page.locator("#f-strategies-0-prizes-0-stock").fill("5")
+    page.get_by_test_id("add-pack").click()
+    page.get_by_test_id("add-activity").click()
+    page.locator("#f-activities-0-name").fill("Launch")
+    page.locator("#f-activities-0-welcome_pack").select_option("11")
+    page.get_by_test_id(f"add-sku-{ACTIVITY}").click()
+    page.locator("#f-skus-0-price_points").fill("50")
+
+
+def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
+    blank_server: Server, tab: OpenTab
+) -> None:
+    operator = blank_server.operator()
+    console = tab(blank_server.url + "/console", DESKTOP)
+    page = console.page
+    log_in(console, operator)
+    expect(page.locator("#tab-campaign")).to_have_attribute("aria-selected", "true")
+    build_campaign(page)
+
+    page.locator("#save").click()
+    rate = page.locator("#f-strategies-0-prizes-0-rate")
+    expect(rate).to_have_attribute("aria-invalid", "true")
+    problem = page.locator('.field-error[data-for="strategies.0.prizes.0.rate"]')
+    expect(problem).to_contain_text("rate must be between 0 and 1")
+    assert rate.evaluate("(input) => input.nextElementSibling.dataset.for") == (
+        "strategies.0.prizes.0.rate"
+    ), "the message sits right after its field"
+    rate.fill("1")
+    page.locator("#save").click()
+    expect(page.locator("#notice")).to_contain_text("Saved")
+    expect(page.locator(".field-error")).to_have_count(0)
+
+    state = page.get_by_test_id(f"state-{ACTIVITY}")
+    expect(state).to_have_text("edit")
+    for action, reached in (("submit", "submitted"), ("approve", "approved"), ("start", "running")):
+        page.get_by_test_id(f"act-{ACTIVITY}-{action}").click()
+        expect(state).to_have_text(reached)
+    console.screenshot("console-campaign-desktop")
+
+    won = player_wins(blank_server, ACTIVITY)
+    assert won["award_id"] == 102  # rate 1: certain
+
+    page.locator("#tab-live").click()
+    expect(page.locator("#live-activity")).to_have_value(str(ACTIVITY))
+    expect(page.get_by_test_id("stat-draws").locator("strong")).to_have_text("1")
+    prize = page.get_by_test_id("prize-table").locator('tr[data-award="102"]')
+    expect(prize.locator('[data-col="wins"]')).to_have_text("1")
+    expect(prize.locator('[data-col="stock"]')).to_have_text("5")
+    expect(prize.locator('[data-col="left"]')).to_have_text("4")
+    expect(page.get_by_test_id("draws-chart").locator('rect.bar[data-draws="1"]')).to_have_count(1)
+    console.screenshot("console-live-desktop")
+
+    page.locator("#tab-file").click()
+    page.locator("#export").click()
+    exported = page.locator("#campaign-text")
+    expect(exported).to_have_value(re.compile(re.escape(f"- id: {ACTIVITY}\n  name: Launch\n")))
+    assert "state: running" in exported.input_value()
+    console.screenshot("console-file-desktop")
+    assert console.errors == [PROVOKED_422], "only the refused save logs an error"
+
+    phone = tab(blank_server.url + "/console", PHONE)
+    log_in(phone, operator)
+    expect(phone.page.get_by_test_id("stat-draws").locator("strong")).to_have_text("1")
+    phone.screenshot("console-live-phone")
+    phone.page.locator("#tab-campaign").click()
+    expect(phone.page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("running")
+    phone.screenshot("console-campaign-phone")
+    width = phone.page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], "the console scrolls sideways on a phone"
+    assert phone.errors == []
+
+
+def test_a_player_account_is_turned_away_from_the_console(
+    blank_server: Server, tab: OpenTab
+) -> None:
+    credentials = {"name": "player2", "password": PASSWORD}
+    assert httpx.post(f"{blank_server.url}/api/auth/register", json=credentials).status_code == 201
+    console = tab(blank_server.url + "/console", PHONE)
+    log_in(console, "player2")
+    expect(console.page.locator("#refused")).to_contain_text(
+        "Operators only: this account has no admin role."
+    )
+    expect(console.page.locator("#tab-campaign")).to_have_count(0)
+    assert console.errors == []
