@@ -14,7 +14,10 @@ from playwright.sync_api import Page, expect
 from tests.browser.conftest import DESKTOP, PASSWORD, PHONE, OpenTab, Server, Tab
 
 ACTIVITY = 100001
-PROVOKED_422 = "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"
+PROVOKED = [
+    f"Failed to load resource: the server responded with a status of {status}"
+    for status in ("422 (Unprocessable Entity)", "409 (Conflict)")
+]
 
 
 def log_in(tab: Tab, name: str) -> None:
@@ -91,6 +94,13 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
         expect(state).to_have_text(reached)
     console.screenshot("console-campaign-desktop")
 
+    rate.fill("0.5")  # the odds of a running activity are published: the server says no
+    page.locator("#save").click()
+    frozen = page.locator('.field-error[data-for="strategies.0"]')
+    expect(frozen).to_contain_text(f"published by running activity {ACTIVITY}")
+    page.locator("#revert").click()
+    expect(page.locator("#f-strategies-0-prizes-0-rate")).to_have_value("1")
+
     won = player_wins(blank_server, ACTIVITY)
     assert won["award_id"] == 102  # rate 1: certain
 
@@ -110,7 +120,12 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(exported).to_have_value(re.compile(re.escape(f"- id: {ACTIVITY}\n  name: Launch\n")))
     assert "state: running" in exported.input_value()
     console.screenshot("console-file-desktop")
-    assert console.errors == [PROVOKED_422], "only the refused save logs an error"
+    exported.fill("awards:\n  - {id: 201, kind: thanks, title: Imported later}\n")
+    page.locator("#import").click()
+    expect(page.locator("#notice")).to_contain_text("Imported: 1 awards")
+    page.locator("#tab-campaign").click()
+    expect(page.locator("#f-awards-2-title")).to_have_value("Imported later")
+    assert console.errors == PROVOKED, "only the two refused saves log errors"
 
     phone = tab(blank_server.url + "/console", PHONE)
     log_in(phone, operator)

@@ -6,12 +6,12 @@ import { api, h, notify, Problem } from "/web/api.js";
 export class FilePanel {
   constructor(onImported) {
     this.onImported = onImported;
-    this.text = h("textarea", { id: "campaign-text", rows: 16, spellcheck: "false", "aria-label": "Campaign file (YAML)", placeholder: "awards:\n  - {id: 101, kind: points, title: Ten points, config: \"10\"}" });
+    this.text = h("textarea", { id: "campaign-text", rows: 16, wrap: "off", spellcheck: "false", "aria-label": "Campaign file (YAML)", placeholder: "awards:\n  - {id: 101, kind: points, title: Ten points, config: \"10\"}" });
     this.problems = h("ul", { class: "problems", id: "import-problems" });
     this.download = h("a", { id: "export-download", hidden: true }, "Download campaign.yaml");
     const upload = h("input", { type: "file", id: "campaign-upload", accept: ".yaml,.yml,.json,text/yaml,application/json", onchange: (e) => this.read(e.target.files[0]) });
     this.node = h("div", {},
-      h("p", { class: "muted" }, "The campaign file format of `raffle load`: importing stores it all or nothing; exporting writes everything stored (code pools: only the codes not handed out yet)."),
+      h("p", { class: "muted" }, "Campaign files, as `raffle load` reads them: importing stores it all or nothing; exporting writes everything stored (code pools: only the codes not handed out yet)."),
       h("div", { class: "row toolbar" },
         h("button", { class: "primary", id: "import", onclick: () => this.import() }, "Import"),
         h("button", { id: "export", onclick: () => this.export() }, "Export"),
