@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 
 import httpx
 from playwright.sync_api import Page, expect
@@ -18,6 +19,7 @@ PROVOKED = [
     f"Failed to load resource: the server responded with a status of {status}"
     for status in ("422 (Unprocessable Entity)", "409 (Conflict)")
 ]
+EXPIRED = "Failed to load resource: the server responded with a status of 401 (Unauthorized)"
 
 
 def log_in(tab: Tab, name: str) -> None:
@@ -26,15 +28,20 @@ def log_in(tab: Tab, name: str) -> None:
     tab.page.locator("#login").click()
 
 
-def player_wins(server: Server, activity_id: int) -> dict[str, object]:
-    """A player registers and draws once through the HTTP API; the draw's answer.
-    (The player page's helpers can stand in here once they exist.)"""
-    with httpx.Client(base_url=server.url, timeout=10) as client:
-        credentials = {"name": "player1", "password": PASSWORD}
-        assert client.post("/api/auth/register", json=credentials).status_code == 201
-        token = client.post("/api/auth/login", json=credentials).json()["token"]
-        headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())}
-        drawn = client.post(f"/api/activities/{activity_id}/draws", headers=headers)
+class Player:
+    """A player drawing through the HTTP API. (The player page's helpers can stand in here
+    once they exist: register, then draw in the activity.)"""
+
+    def __init__(self, server: Server, name: str = "player1") -> None:
+        self.client = httpx.Client(base_url=server.url, timeout=10)
+        credentials = {"name": name, "password": PASSWORD}
+        assert self.client.post("/api/auth/register", json=credentials).status_code == 201
+        token = self.client.post("/api/auth/login", json=credentials).json()["token"]
+        self.client.headers["Authorization"] = f"Bearer {token}"
+
+    def draw(self, activity_id: int) -> dict[str, Any]:
+        key = {"Idempotency-Key": str(uuid.uuid4())}
+        drawn = self.client.post(f"/api/activities/{activity_id}/draws", headers=key)
         assert drawn.status_code == 201, drawn.text
         return dict(drawn.json())
 
@@ -101,8 +108,8 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     page.locator("#revert").click()
     expect(page.locator("#f-strategies-0-prizes-0-rate")).to_have_value("1")
 
-    won = player_wins(blank_server, ACTIVITY)
-    assert won["award_id"] == 102  # rate 1: certain
+    player = Player(blank_server)
+    assert player.draw(ACTIVITY)["award_id"] == 102  # rate 1: certain
 
     page.locator("#tab-live").click()
     expect(page.locator("#live-activity")).to_have_value(str(ACTIVITY))
@@ -112,6 +119,9 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(prize.locator('[data-col="stock"]')).to_have_text("5")
     expect(prize.locator('[data-col="left"]')).to_have_text("4")
     expect(page.get_by_test_id("draws-chart").locator('rect.bar[data-draws="1"]')).to_have_count(1)
+    player.draw(ACTIVITY)  # seen without a click: the view refreshes itself
+    expect(page.get_by_test_id("stat-draws").locator("strong")).to_have_text("2")
+    expect(prize.locator('[data-col="left"]')).to_have_text("3")
     console.screenshot("console-live-desktop")
 
     page.locator("#tab-file").click()
@@ -129,7 +139,7 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
 
     phone = tab(blank_server.url + "/console", PHONE)
     log_in(phone, operator)
-    expect(phone.page.get_by_test_id("stat-draws").locator("strong")).to_have_text("1")
+    expect(phone.page.get_by_test_id("stat-draws").locator("strong")).to_have_text("2")
     phone.screenshot("console-live-phone")
     phone.page.locator("#tab-campaign").click()
     expect(phone.page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("running")
@@ -137,6 +147,18 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     width = phone.page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], "the console scrolls sideways on a phone"
     assert phone.errors == []
+
+    phone.page.locator("#tab-live").click()
+    token = phone.page.evaluate("localStorage.getItem('raffle.token')")
+    ended = httpx.post(
+        f"{blank_server.url}/api/auth/logout",
+        headers={"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert ended.status_code == 204
+    expect(phone.page.locator("#login-name")).to_be_visible()  # at the next refresh
+    expect(phone.page.locator("#notice")).to_contain_text("Your session has expired")
+    assert phone.errors, "the refused refresh is logged"
+    assert set(phone.errors) == {EXPIRED}, "and nothing else"
 
 
 def test_a_player_account_is_turned_away_from_the_console(

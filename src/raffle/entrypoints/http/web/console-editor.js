@@ -2,8 +2,8 @@
 // of campaign files), edited in forms and stored with POST /api/admin/campaigns. The server
 // checks it as a whole; its problems come back with paths and are shown next to the fields.
 
-import { api, h, notify, fail, Problem } from "/web/api.js";
-import { choice, clearProblems, field, integer, nextId, optionalText, showProblems } from "/web/console-fields.js";
+import { api, h, notify, Problem } from "/web/api.js";
+import { choice, clearProblems, field, integer, nextId, optionalText, report, showProblems } from "/web/console-fields.js";
 import { workflowButtons } from "/web/console-workflow.js";
 
 const KINDS = ["random_points", "points", "chances", "coupon", "content", "physical", "thanks"];
@@ -38,7 +38,7 @@ export class Editor {
     this.node.replaceChildren(
       h("div", { class: "row toolbar" },
         h("button", { class: "primary", id: "save", onclick: () => this.save() }, "Save campaign"),
-        h("button", { id: "revert", onclick: () => this.reload().catch(fail) }, "Discard changes")),
+        h("button", { id: "revert", onclick: () => this.reload().catch(report) }, "Discard changes")),
       h("p", { class: "muted" }, "Edits stay on this page until saved; the campaign is stored whole, all or nothing."),
       section("Awards", "awards", d.awards.map((a, i) => this.award(a, i)),
         button("Add award", "add-award", () => this.add("awards", { id: nextId(d.awards, "id", 101), kind: "points", title: "", config: "" }))),
@@ -212,13 +212,13 @@ export class Editor {
   }
 
   refused(error) {
-    if (!(error instanceof Problem)) return fail(error);
+    if (!(error instanceof Problem)) return report(error);
     let problems = error.errors;
     if (error.code === "odds_frozen") problems = [{ at: this.frozenAt(error.detail), message: error.detail }];
     const left = showProblems(this.node, problems);
     const count = problems.length;
     if (count) notify(`Not saved: ${count} problem${count > 1 ? "s" : ""}${left.length ? ": " + left.map((p) => `${p.at ? p.at + ": " : ""}${p.message}`).join("; ") : ", shown next to the fields."}`, "error");
-    else fail(error);
+    else report(error);
   }
 
   // "strategy 1001 is published by running activity …" / "activity 5 is running: …"

@@ -2,7 +2,7 @@
 // to them: every field carries the document path the server names (`data-at`), e.g.
 // "strategies.0.prizes.1.rate", so an error's `at` finds its field, or the nearest part.
 
-import { h } from "/web/api.js";
+import { fail, h } from "/web/api.js";
 
 const idOf = (at) => `f-${at.replaceAll(".", "-")}`;
 
@@ -91,4 +91,10 @@ function nearest(root, at) {
 
 export function nextId(items, key, start) {
   return Math.max(start - 1, ...items.map((item) => Number(item[key]) || 0)) + 1;
+}
+
+// An error shown in the notice bar; an expired session also sends the console to its login.
+export function report(error) {
+  fail(error);
+  if (error?.code === "not_authenticated") document.dispatchEvent(new CustomEvent("session-expired", { detail: error.message }));
 }

@@ -2,6 +2,7 @@
 // stored as one file, shown here and offered as a download.
 
 import { api, h, notify, Problem } from "/web/api.js";
+import { report } from "/web/console-fields.js";
 
 export class FilePanel {
   constructor(onImported) {
@@ -32,7 +33,8 @@ export class FilePanel {
     } catch (error) {
       const found = error instanceof Problem ? error.errors : [];
       this.problems.replaceChildren(...found.map((p) => h("li", {}, [p.line ? `line ${p.line}` : "", p.at].filter(Boolean).join(", ") + `: ${p.message}`)));
-      notify(found.length ? `Not imported: ${found.length} problem${found.length > 1 ? "s" : ""} listed below.` : error.message, "error");
+      if (!found.length) return report(error);
+      notify(`Not imported: ${found.length} problem${found.length > 1 ? "s" : ""} listed below.`, "error");
     }
   }
 
@@ -46,7 +48,7 @@ export class FilePanel {
       this.download.hidden = false;
       notify("Exported: the stored campaign is below.", "ok");
     } catch (error) {
-      notify(error.message, "error");
+      report(error);
     }
   }
 }

@@ -2,7 +2,8 @@
 // backlog and failures, draws per minute, and the reconciliation report; refreshed every few
 // seconds while it is on screen.
 
-import { api, h, notify, fail } from "/web/api.js";
+import { api, h, notify } from "/web/api.js";
+import { report } from "/web/console-fields.js";
 import { drawsChart } from "/web/chart.js";
 
 const EVERY_MS = 3000;
@@ -60,7 +61,7 @@ export class LiveView {
       this.stamp.textContent = `updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
       this.stop();
-      fail(error);
+      report(error);
     }
   }
 
@@ -136,7 +137,7 @@ async function resend(win, button, refresh) {
     refresh();
   } catch (error) {
     button.disabled = false;
-    fail(error);
+    report(error);
   }
 }
 

@@ -2,6 +2,7 @@
 // server refuses (someone moved it meanwhile) shows the state it is really in.
 
 import { api, h, notify } from "/web/api.js";
+import { report } from "/web/console-fields.js";
 
 const STEPS = {
   edit: ["submit"],
@@ -32,7 +33,8 @@ async function step(activity, action, moved, button) {
   } catch (error) {
     button.disabled = false;
     const now = error.currentState;
-    notify(now ? `Not done: activity ${activity.id} is ${now} now (${error.message}).` : error.message, "error");
-    if (now) moved(now);
+    if (!now) return report(error);
+    notify(`Not done: activity ${activity.id} is ${now} now (${error.message}).`, "error");
+    moved(now);
   }
 }

@@ -8,6 +8,7 @@ import { LiveView } from "/web/console-live.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
+let live = null; // the live view on screen, stopped when the session ends
 
 async function start() {
   if (!session.token) return showLogin();
@@ -62,13 +63,15 @@ async function logout() {
     // The session is gone either way: forgetting the token is what logs this page out.
   }
   session.token = null;
+  live?.stop();
   notify("");
   showLogin();
 }
 
 async function showConsole(me) {
   signedIn(me);
-  const live = new LiveView();
+  live?.stop();
+  live = new LiveView();
   const editor = new Editor(() => live.setActivities(editor.activities()));
   const files = new FilePanel(() => editor.reload());
   const views = { campaign: editor.node, live: live.node, file: files.node };
@@ -85,5 +88,10 @@ async function showConsole(me) {
   await editor.reload();
   show(editor.activities().some((a) => a.state === "running") ? "live" : "campaign");
 }
+
+document.addEventListener("session-expired", (event) => {
+  live?.stop();
+  showLogin(event.detail);
+});
 
 start();
