@@ -41,15 +41,18 @@ def write_campaign(campaign: Campaign, notes: Sequence[str] = ()) -> str:
     """The campaign as YAML that `raffle load` reads back to the same campaign; `notes` go
     first as comment lines."""
     head = "".join(f"# {note}\n" for note in notes)
+    document = campaign_document(campaign)
+    if not document:
+        return head + "{}\n"  # an empty mapping: the reader's empty campaign
     body = yaml.dump(
-        campaign_document(campaign),
+        document,
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
         width=100,
         default_flow_style=False,
     )
-    return head + (body if campaign_document(campaign) else "{}\n")
+    return head + body
 
 
 def _award(a: Award) -> _Flow:

@@ -72,7 +72,7 @@ export class Editor {
     const at = `awards.${i}`;
     return item(at, `Award ${a.id ?? ""}`, this.remover("awards", i),
       h("div", { class: "row" },
-        field("Id", `${at}.id`, a.id, (v) => (a.id = v), { type: "number", read: integer }),
+        field("Id", `${at}.id`, a.id, (v) => (a.id = v), this.idOptions(a)),
         choice("Kind", `${at}.kind`, a.kind, (v) => (a.kind = v), () => KINDS.map((k) => [k, k]), { read: String }),
         field("Title", `${at}.title`, a.title, (v) => (a.title = v)),
         field("Config", `${at}.config`, a.config, (v) => (a.config = v ?? ""), { hint: "points, range, SKU, pool…" })));
@@ -86,7 +86,7 @@ export class Editor {
     const rule = (name, v) => (v === undefined ? delete s.rules[name] : (s.rules[name] = v));
     return item(at, `Strategy ${s.id ?? ""}`, this.remover("strategies", i),
       h("div", { class: "row" },
-        field("Id", `${at}.id`, s.id, (v) => (s.id = v), { type: "number", read: integer }),
+        field("Id", `${at}.id`, s.id, (v) => (s.id = v), this.idOptions(s)),
         field("Description", `${at}.description`, s.description, (v) => (s.description = v))),
       h("div", { class: "row" },
         choice("Fallback award", `${at}.fallback`, fallback.award, (v) => { fallback.award = v; setFallback(); }, () => this.awardChoices()),
@@ -119,7 +119,7 @@ export class Editor {
     const at = `packs.${i}`;
     return item(at, `Pack ${p.id ?? ""}`, this.remover("packs", i),
       h("div", { class: "row" },
-        field("Id", `${at}.id`, p.id, (v) => (p.id = v), { type: "number", read: integer }),
+        field("Id", `${at}.id`, p.id, (v) => (p.id = v), this.idOptions(p)),
         field("Total", `${at}.total`, p.total, (v) => (p.total = v), { type: "number", read: integer }),
         field("Per day", `${at}.day`, p.day, (v) => (p.day = v), { type: "number", read: integer }),
         field("Per month", `${at}.month`, p.month, (v) => (p.month = v), { type: "number", read: integer })));
@@ -137,7 +137,7 @@ export class Editor {
         h("span", {}, "State: ", h("span", { class: `badge ${badge(state)}`, dataset: { testid: `state-${a.id}` } }, state ?? "new: save to store it")),
         ...(state ? workflowButtons(a, (updated) => this.moved(a, updated)) : [])),
       h("div", { class: "row" },
-        field("Id", `${at}.id`, a.id, setId, { type: "number", read: integer }),
+        field("Id", `${at}.id`, a.id, setId, this.idOptions(a)),
         field("Name", `${at}.name`, a.name, (v) => (a.name = v)),
         choice("Strategy", `${at}.strategy`, a.strategy, (v) => (a.strategy = v), () => this.doc.strategies.map((s) => [s.id, `${s.id} ${s.description ?? ""}`]))),
       field("Description", `${at}.description`, a.description, (v) => (a.description = v), { wide: true }),
@@ -156,7 +156,7 @@ export class Editor {
       ...rows.map(([sku, k]) => {
         const at = `skus.${k}`;
         return h("div", { class: "row", dataset: { at } },
-          field("SKU", `${at}.sku`, sku.sku, (v) => (sku.sku = v), { type: "number", read: integer }),
+          field("SKU", `${at}.sku`, sku.sku, (v) => (sku.sku = v), this.idOptions(sku)),
           choice("Pack", `${at}.pack`, sku.pack, (v) => (sku.pack = v), () => this.packChoices()),
           field("Stock", `${at}.stock`, sku.stock, (v) => (sku.stock = v), { type: "number", read: integer }),
           field("Price (points)", `${at}.price_points`, sku.price_points, (v) => (sku.price_points = v), { type: "number", read: integer }),
@@ -173,6 +173,11 @@ export class Editor {
     this.stored.set(activity.id, state);
     this.render();
     this.onChange();
+  }
+
+  // Ids of stored items are fixed: another id would store a new item beside the old one.
+  idOptions(item) {
+    return { type: "number", read: integer, readonly: this.loaded.has(item) };
   }
 
   awardChoices() {

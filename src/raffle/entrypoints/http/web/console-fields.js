@@ -8,9 +8,9 @@ const idOf = (at) => `f-${at.replaceAll(".", "-")}`;
 
 // A labelled input. `read` turns the text into the document's value (undefined: leave the
 // key out); `write` stores it. Numbers stay exactly what the person typed until sent.
-export function field(label, at, value, write, { type = "text", read = text, hint, wide } = {}) {
+export function field(label, at, value, write, { type = "text", read = text, hint, wide, readonly } = {}) {
   const input = h("input", {
-    id: idOf(at), name: at, type, value: value ?? "", placeholder: hint,
+    id: idOf(at), name: at, type, value: value ?? "", placeholder: hint, readonly,
     dataset: { at }, inputmode: type === "number" ? "numeric" : undefined,
     oninput: (event) => write(read(event.target.value)),
   });
