@@ -15,9 +15,10 @@ from playwright.sync_api import Page, expect
 from tests.browser.conftest import DESKTOP, PASSWORD, PHONE, OpenTab, Server, Tab
 
 ACTIVITY = 100001
+CONFLICT = "Failed to load resource: the server responded with a status of 409 (Conflict)"
 PROVOKED = [
-    f"Failed to load resource: the server responded with a status of {status}"
-    for status in ("422 (Unprocessable Entity)", "409 (Conflict)")
+    "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)",
+    CONFLICT,
 ]
 EXPIRED = "Failed to load resource: the server responded with a status of 401 (Unauthorized)"
 
@@ -86,6 +87,7 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(rate).to_have_attribute("aria-invalid", "true")
     problem = page.locator('.field-error[data-for="strategies.0.prizes.0.rate"]')
     expect(problem).to_contain_text("rate must be between 0 and 1")
+    console.screenshot("console-field-error-desktop")
     assert rate.evaluate("(input) => input.nextElementSibling.dataset.for") == (
         "strategies.0.prizes.0.rate"
     ), "the message sits right after its field"
@@ -135,7 +137,20 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(page.locator("#notice")).to_contain_text("Imported: 1 awards")
     page.locator("#tab-campaign").click()
     expect(page.locator("#f-awards-2-title")).to_have_value("Imported later")
-    assert console.errors == PROVOKED, "only the two refused saves log errors"
+
+    # Another operator closes the activity meanwhile: this page's Close is refused and shows
+    # the state the activity is really in, with the step that applies now.
+    with httpx.Client(base_url=blank_server.url) as other:
+        credentials = {"name": operator, "password": PASSWORD}
+        token = other.post("/api/auth/login", json=credentials).json()["token"]
+        headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())}
+        assert other.post(f"/api/admin/activities/{ACTIVITY}/close", headers=headers).is_success
+    page.get_by_test_id(f"act-{ACTIVITY}-close").click()
+    expect(page.locator("#notice")).to_contain_text(f"activity {ACTIVITY} is closed now")
+    expect(page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("closed")
+    page.get_by_test_id(f"act-{ACTIVITY}-reopen").click()
+    expect(page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("running")
+    assert console.errors == [*PROVOKED, CONFLICT], "only the refused requests log errors"
 
     phone = tab(blank_server.url + "/console", PHONE)
     log_in(phone, operator)
