@@ -1,5 +1,6 @@
-"""The console's SQL on every backend: draws per minute across shards, and the stored
-configuration read back whole (packs, SKUs, rebate rules, free codes) for the export."""
+"""The console's SQL on every backend: draws per minute across shards, failed deliveries of
+one activity, and the stored configuration read back whole (packs, SKUs, rebate rules, free
+codes) for the export."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from raffle.adapters.campaign_writer import write_campaign
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
-from raffle.domain.draws import OrderState, RaffleOrder
+from raffle.domain.draws import OrderState, RaffleOrder, Win, WinState
 from raffle.service.campaign_export import export_campaign
 from raffle.service.campaigns import load_campaign
+from raffle.service.delivery import failed_deliveries
 from raffle.service.ids import order_id
 from tests.e2e.conftest import DEMO
 
@@ -54,6 +56,17 @@ async def test_draws_are_counted_per_minute_on_each_shard(engine: AsyncEngine) -
             for minute, n in (await uow.orders.per_minute(ACTIVITY, T0)).items():
                 total[minute] = total.get(minute, 0) + n
     assert total == {T0: 8, T0 + timedelta(minutes=1): 4, T0 + timedelta(minutes=5): 1}
+
+
+async def test_failed_deliveries_are_listed_per_activity(engine: AsyncEngine) -> None:
+    shards = SqlShards([engine], tables=TABLES)
+    for n, (user, activity) in enumerate([("user001", ACTIVITY), ("user002", OTHER_ACTIVITY)]):
+        win = Win(f"{n:024d}", user, activity, STRATEGY, 101, None, "default", T0, WinState.FAILED)
+        async with shards.for_user(user) as uow:
+            await uow.wins.add(win)
+            await uow.commit()
+    assert sorted(w.user_id for w in await failed_deliveries(shards, 10)) == ["user001", "user002"]
+    assert [w.user_id for w in await failed_deliveries(shards, 10, ACTIVITY)] == ["user001"]
 
 
 async def test_the_stored_campaign_reads_back_whole(engine: AsyncEngine) -> None:

@@ -268,8 +268,11 @@ class WinRepository(Protocol):
         """`settle` for many records at once: those moved (and locked until commit)."""
         ...
 
-    async def in_state(self, state: WinState, limit: int) -> list[Win]:
-        """Records in `state`, oldest first (failed deliveries, for operators)."""
+    async def in_state(
+        self, state: WinState, limit: int, activity_id: int | None = None
+    ) -> list[Win]:
+        """Records in `state` (of one activity if given), oldest first (failed deliveries,
+        for operators)."""
         ...
 
     async def states(self) -> dict[WinState, int]:

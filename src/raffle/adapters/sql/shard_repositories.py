@@ -493,9 +493,13 @@ class SqlWinRepository:
             )
         return set(found)
 
-    async def in_state(self, state: WinState, limit: int) -> list[Win]:
+    async def in_state(
+        self, state: WinState, limit: int, activity_id: int | None = None
+    ) -> list[Win]:
         w = self._table
         query = select(w).where(w.c.state == state.value).order_by(w.c.created_at).limit(limit)
+        if activity_id is not None:
+            query = query.where(w.c.activity_id == activity_id)
         return [_win(row._mapping, w) for row in await self._connection.execute(query)]
 
     async def states(self) -> dict[WinState, int]:

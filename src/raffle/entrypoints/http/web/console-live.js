@@ -54,10 +54,10 @@ export class LiveView {
         api(`/api/admin/deliveries/activities/${id}`),
         api(`/api/admin/activities/${id}/reconciliation`),
         api(`/api/admin/activities/${id}/draws-over-time?minutes=${MINUTES}`),
-        api("/api/admin/deliveries/failed?limit=200"),
+        api(`/api/admin/deliveries/failed?activity_id=${id}&limit=200`),
       ]);
       if (this.picker.value !== id) return; // another activity was picked meanwhile
-      this.render(odds, deliveries, drift, series, failed.filter((f) => String(f.activity_id) === id));
+      this.render(odds, deliveries, drift, series, failed);
       this.stamp.textContent = `updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
       this.stop();
