@@ -34,15 +34,17 @@ class Player:
     once they exist: register, then draw in the activity.)"""
 
     def __init__(self, server: Server, name: str = "player1") -> None:
-        self.client = httpx.Client(base_url=server.url, timeout=10)
+        self.url = server.url
         credentials = {"name": name, "password": PASSWORD}
-        assert self.client.post("/api/auth/register", json=credentials).status_code == 201
-        token = self.client.post("/api/auth/login", json=credentials).json()["token"]
-        self.client.headers["Authorization"] = f"Bearer {token}"
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            assert client.post("/api/auth/register", json=credentials).status_code == 201
+            token = client.post("/api/auth/login", json=credentials).json()["token"]
+        self.auth = {"Authorization": f"Bearer {token}"}
 
     def draw(self, activity_id: int) -> dict[str, Any]:
-        key = {"Idempotency-Key": str(uuid.uuid4())}
-        drawn = self.client.post(f"/api/activities/{activity_id}/draws", headers=key)
+        headers = self.auth | {"Idempotency-Key": str(uuid.uuid4())}
+        url = f"{self.url}/api/activities/{activity_id}/draws"
+        drawn = httpx.post(url, headers=headers, timeout=10)
         assert drawn.status_code == 201, drawn.text
         return dict(drawn.json())
 
