@@ -93,6 +93,10 @@ async def test_a_failed_delivery_is_listed_and_sent_again(
         assert (await _settled_win(api, "erin", win.order_id)).state is WinState.FAILED
         listed = (await api.client.get("/api/admin/deliveries/failed", headers=admin)).json()
         assert [f["order_id"] for f in listed] == [win.order_id]
+        url = "/api/admin/deliveries/failed?activity_id="
+        mine = (await api.client.get(f"{url}{ACTIVITY}", headers=admin)).json()
+        assert [f["order_id"] for f in mine] == [win.order_id]
+        assert (await api.client.get(f"{url}{ACTIVITY + 1}", headers=admin)).json() == []
         unknown = await api.client.post("/api/admin/deliveries/nope/resend", headers=admin)
         assert (unknown.status_code, unknown.json()["code"]) == (404, "unknown_win")
 

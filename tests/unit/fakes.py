@@ -7,6 +7,7 @@ transaction; they are not meant for concurrency tests (those run on real databas
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -117,6 +118,12 @@ class FakeCodePools:
             if handed is not None and handed[0] in order_ids
         }
 
+    async def free_codes(self) -> dict[str, list[str]]:
+        return {
+            name: sorted(code for code, handed in codes.items() if handed is None)
+            for name, codes in self.s.codes.items()
+        }
+
 
 class FakeAwards:
     def __init__(self, store: ConfigStore) -> None:
@@ -180,6 +187,9 @@ class FakePacks:
     async def get(self, pack_id: int) -> QuotaPack | None:
         return self.s.packs.get(pack_id)
 
+    async def all(self) -> list[QuotaPack]:
+        return [self.s.packs[i] for i in sorted(self.s.packs)]
+
 
 class FakeSkus:
     def __init__(self, store: ConfigStore) -> None:
@@ -196,6 +206,9 @@ class FakeSkus:
 
     async def for_activity(self, activity_id: int) -> list[Sku]:
         return [s for s in self.s.skus.values() if s.activity_id == activity_id]
+
+    async def all(self) -> list[Sku]:
+        return [self.s.skus[i] for i in sorted(self.s.skus)]
 
     async def stock_left(self, sku: int) -> int:
         return self.s.sku_left.get(sku, 0)
@@ -233,6 +246,9 @@ class FakeRebateRules:
 
     async def for_activity(self, activity_id: int) -> list[RebateRule]:
         return [r for (a, _), r in sorted(self.s.rebate_rules.items()) if a == activity_id]
+
+    async def all(self) -> list[RebateRule]:
+        return [r for _, r in sorted(self.s.rebate_rules.items())]
 
 
 class FakeUnitOfWork(_Transaction):
@@ -376,6 +392,14 @@ class FakeOrders:
             ),
             None,
         )
+
+    async def per_minute(self, activity_id: int, since: datetime) -> dict[datetime, int]:
+        minutes = Counter(
+            o.created_at.replace(second=0, microsecond=0)
+            for o in self.s.orders.values()
+            if o.activity_id == activity_id and o.created_at >= since
+        )
+        return dict(minutes)
 
     async def history(
         self, user_id: str, activity_id: int | None, before: str | None, limit: int

@@ -152,12 +152,15 @@ async def give_up(message: OutboxMessage, shards: Shards) -> bool:
     return failed
 
 
-async def failed_deliveries(shards: Shards, limit: int = 100) -> list[Win]:
-    """Award records whose delivery failed, oldest first, over every shard."""
+async def failed_deliveries(
+    shards: Shards, limit: int = 100, activity_id: int | None = None
+) -> list[Win]:
+    """Award records whose delivery failed (in one activity if given), oldest first, over
+    every shard."""
     found: list[Win] = []
     for uow in shards.every():
         async with uow:
-            found += await uow.wins.in_state(WinState.FAILED, limit)
+            found += await uow.wins.in_state(WinState.FAILED, limit, activity_id)
     return sorted(found, key=lambda w: w.created_at)[:limit]
 
 

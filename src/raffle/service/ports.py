@@ -84,6 +84,8 @@ class PackRepository(Protocol):
 
     async def get(self, pack_id: int) -> QuotaPack | None: ...
 
+    async def all(self) -> list[QuotaPack]: ...
+
 
 class SkuRepository(Protocol):
     async def save(self, sku: Sku) -> None:
@@ -93,6 +95,8 @@ class SkuRepository(Protocol):
     async def get(self, sku: int) -> Sku | None: ...
 
     async def for_activity(self, activity_id: int) -> list[Sku]: ...
+
+    async def all(self) -> list[Sku]: ...
 
     async def stock_left(self, sku: int) -> int: ...
 
@@ -118,6 +122,8 @@ class RebateRuleRepository(Protocol):
 
     async def for_activity(self, activity_id: int) -> list[RebateRule]: ...
 
+    async def all(self) -> list[RebateRule]: ...
+
 
 class CouponCodes(Protocol):
     async def hand_out(self, pool: str, order_id: str, user_id: str, at: datetime) -> str | None:
@@ -137,6 +143,10 @@ class CodePoolRepository(CouponCodes, Protocol):
 
     async def for_orders(self, order_ids: Collection[str]) -> dict[str, str]:
         """The code handed to each of these orders that got one."""
+        ...
+
+    async def free_codes(self) -> dict[str, list[str]]:
+        """Every pool's codes not handed out yet, in order (a pool with none: empty)."""
         ...
 
 
@@ -221,6 +231,11 @@ class OrderRepository(Protocol):
 
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None: ...
 
+    async def per_minute(self, activity_id: int, since: datetime) -> dict[datetime, int]:
+        """The activity's draws on this shard from `since` on, counted per minute (UTC,
+        keyed by the minute's start); minutes without draws are left out."""
+        ...
+
     async def history(
         self, user_id: str, activity_id: int | None, before: str | None, limit: int
     ) -> Sequence[tuple[RaffleOrder, Win]]:
@@ -253,8 +268,11 @@ class WinRepository(Protocol):
         """`settle` for many records at once: those moved (and locked until commit)."""
         ...
 
-    async def in_state(self, state: WinState, limit: int) -> list[Win]:
-        """Records in `state`, oldest first (failed deliveries, for operators)."""
+    async def in_state(
+        self, state: WinState, limit: int, activity_id: int | None = None
+    ) -> list[Win]:
+        """Records in `state` (of one activity if given), oldest first (failed deliveries,
+        for operators)."""
         ...
 
     async def states(self) -> dict[WinState, int]:

@@ -87,6 +87,12 @@ class SqlPackRepository:
         row = rows.first()
         return None if row is None else QuotaPack(row.pack_id, row.total, row.day, row.month)
 
+    async def all(self) -> list[QuotaPack]:
+        rows = await self._connection.execute(
+            select(tables.quota_pack).order_by(tables.quota_pack.c.pack_id)
+        )
+        return [QuotaPack(row.pack_id, row.total, row.day, row.month) for row in rows]
+
 
 class SqlSkuRepository:
     def __init__(self, connection: SqlConnection) -> None:
@@ -121,6 +127,10 @@ class SqlSkuRepository:
             .where(tables.sku.c.activity_id == activity_id)
             .order_by(tables.sku.c.sku)
         )
+        return [_sku(row) for row in rows]
+
+    async def all(self) -> list[Sku]:
+        rows = await self._connection.execute(select(tables.sku).order_by(tables.sku.c.sku))
         return [_sku(row) for row in rows]
 
     async def stock_left(self, sku: int) -> int:

@@ -164,17 +164,23 @@ class SqlRebateRuleRepository:
     async def for_activity(self, activity_id: int) -> list[RebateRule]:
         t = tables.rebate_rule
         query = select(t).where(t.c.activity_id == activity_id).order_by(t.c.behaviour)
-        return [
-            RebateRule(
-                activity_id=row.activity_id,
-                behaviour=row.behaviour,
-                sku=row.sku,
-                points=row.points,
-                description=row.description,
-                enabled=row.enabled,
-            )
-            for row in await self._connection.execute(query)
-        ]
+        return [_rule(row) for row in await self._connection.execute(query)]
+
+    async def all(self) -> list[RebateRule]:
+        t = tables.rebate_rule
+        query = select(t).order_by(t.c.activity_id, t.c.behaviour)
+        return [_rule(row) for row in await self._connection.execute(query)]
+
+
+def _rule(row: Row[Any]) -> RebateRule:
+    return RebateRule(
+        activity_id=row.activity_id,
+        behaviour=row.behaviour,
+        sku=row.sku,
+        points=row.points,
+        description=row.description,
+        enabled=row.enabled,
+    )
 
 
 def _points_order(row: Row[Any]) -> PointsOrder:

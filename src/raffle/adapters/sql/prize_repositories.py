@@ -87,6 +87,16 @@ class SqlCodePoolRepository:
         )
         return {str(order_id): str(code) for order_id, code in rows}
 
+    async def free_codes(self) -> dict[str, list[str]]:
+        c = code_pool.c
+        free: dict[str, list[str]] = {s.name: [] for s in await self.stats()}
+        rows = await self._connection.execute(
+            select(c.pool, c.code).where(c.order_id.is_(None)).order_by(c.pool, c.code)
+        )
+        for pool, code in rows:
+            free[str(pool)].append(str(code))
+        return free
+
     async def _handed(self, order_id: str) -> str | None:
         c = code_pool.c
         code = await self._connection.scalar(select(c.code).where(c.order_id == order_id))

@@ -22,6 +22,7 @@ from sqlalchemy import (
     update,
 )
 
+from raffle.adapters.sql import draw_series
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.shard_tables import ShardTables
 from raffle.adapters.sql.upsert import (
@@ -394,6 +395,9 @@ class SqlOrderRepository:
         row = (await self._connection.execute(query)).first()
         return None if row is None else _order(row._mapping, o)
 
+    async def per_minute(self, activity_id: int, since: datetime) -> dict[datetime, int]:
+        return await draw_series.per_minute(self._connection, self._orders, activity_id, since)
+
     async def history(
         self, user_id: str, activity_id: int | None, before: str | None, limit: int
     ) -> Sequence[tuple[RaffleOrder, Win]]:
@@ -489,9 +493,13 @@ class SqlWinRepository:
             )
         return set(found)
 
-    async def in_state(self, state: WinState, limit: int) -> list[Win]:
+    async def in_state(
+        self, state: WinState, limit: int, activity_id: int | None = None
+    ) -> list[Win]:
         w = self._table
         query = select(w).where(w.c.state == state.value).order_by(w.c.created_at).limit(limit)
+        if activity_id is not None:
+            query = query.where(w.c.activity_id == activity_id)
         return [_win(row._mapping, w) for row in await self._connection.execute(query)]
 
     async def states(self) -> dict[WinState, int]:

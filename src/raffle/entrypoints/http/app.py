@@ -14,6 +14,7 @@ from raffle.entrypoints.http import problems
 from raffle.entrypoints.http.routes import (
     admin,
     auth,
+    campaigns,
     delivery,
     engagement,
     pages,
@@ -48,7 +49,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     )
     app.state.raffle = raffle
     problems.install(app)
-    for module in (auth, player, admin, engagement, prizes, delivery, pages):
+    for module in (auth, player, admin, campaigns, engagement, prizes, delivery, pages):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
 

@@ -86,10 +86,15 @@ async def activity_report(
 
 @router.get("/failed", responses=documented(401, 403))
 async def failed(
-    session: AdminSession, raffle: RaffleDep, limit: int = Query(100, ge=1, le=1000)
+    session: AdminSession,
+    raffle: RaffleDep,
+    limit: int = Query(100, ge=1, le=1000),
+    activity_id: int | None = None,
 ) -> list[WinOut]:
-    """Award records whose delivery failed for good (dead-lettered), oldest first."""
-    return [WinOut.of(w) for w in await failed_deliveries(raffle.shards, limit)]
+    """Award records whose delivery failed for good (dead-lettered), oldest first; only
+    those of `activity_id` if given."""
+    found = await failed_deliveries(raffle.shards, limit, activity_id)
+    return [WinOut.of(w) for w in found]
 
 
 @router.post("/{order_id}/resend", response_model=WinOut, responses=documented(401, 403, 404, 409))

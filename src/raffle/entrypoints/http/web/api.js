@@ -41,6 +41,7 @@ export class Problem extends Error {
     this.detail = body.detail ?? "";
     this.errors = body.errors ?? []; // [{at: "strategies.0.prizes.1.rate", message}]
     this.retryAfter = body.retry_after;
+    this.currentState = body.current_state; // a refused workflow step: the state it is in
   }
 }
 

@@ -1,4 +1,97 @@
-// The operator console (admin role). (Filled in by the console work.)
-import { notify } from "/web/api.js";
+// The operator console (admin role): log in, edit the campaign, move activities through
+// review, watch one live, import and export campaign files.
 
-notify("Operator console", "info");
+import { api, h, notify, fail, session } from "/web/api.js";
+import { Editor } from "/web/console-editor.js";
+import { FilePanel } from "/web/console-file.js";
+import { LiveView } from "/web/console-live.js";
+
+const app = document.getElementById("app");
+const who = document.getElementById("who");
+let live = null; // the live view on screen, stopped when the session ends
+
+async function start() {
+  if (!session.token) return showLogin();
+  try {
+    const me = await api("/api/auth/me");
+    if (!me.is_admin) return showRefused(me);
+    await showConsole(me);
+  } catch (error) {
+    if (error.code === "not_authenticated") return showLogin(error.message);
+    fail(error);
+  }
+}
+
+function showLogin(message) {
+  who.replaceChildren();
+  const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
+  const password = h("input", { id: "login-password", name: "password", type: "password", autocomplete: "current-password", required: true });
+  const submit = h("button", { class: "primary", type: "submit", id: "login" }, "Log in");
+  const form = h("form", { class: "login", onsubmit: async (event) => {
+    event.preventDefault();
+    submit.disabled = true;
+    try {
+      const answer = await api("/api/auth/login", { method: "POST", json: { name: name.value, password: password.value } });
+      session.token = answer.token;
+      notify("");
+      await start();
+    } catch (error) {
+      fail(error);
+    } finally {
+      submit.disabled = false;
+    }
+  } }, h("label", {}, "Name", name), h("label", {}, "Password", password), submit);
+  app.replaceChildren(h("section", { class: "card" }, h("h2", {}, "Operator log in"), form));
+  if (message) notify(message, "error");
+}
+
+function showRefused(me) {
+  signedIn(me);
+  const text = "Operators only: this account has no admin role.";
+  app.replaceChildren(h("section", { class: "card", id: "refused" }, h("h2", {}, "Operators only"), h("p", {}, text)));
+  notify(text, "error");
+}
+
+function signedIn(me) {
+  who.replaceChildren(`${me.id}${me.is_admin ? " · admin" : ""} `, h("button", { class: "ghost", id: "logout", onclick: logout }, "Log out"));
+}
+
+async function logout() {
+  try {
+    await api("/api/auth/logout", { method: "POST" });
+  } catch {
+    // The session is gone either way: forgetting the token is what logs this page out.
+  }
+  session.token = null;
+  live?.stop();
+  notify("");
+  showLogin();
+}
+
+async function showConsole(me) {
+  signedIn(me);
+  live?.stop();
+  live = new LiveView();
+  const editor = new Editor(() => live.setActivities(editor.activities()));
+  const files = new FilePanel(() => editor.reload());
+  const views = { campaign: editor.node, live: live.node, file: files.node };
+  const titles = { campaign: "Campaign", live: "Live", file: "Import / export" };
+  const panel = h("section", { class: "card wide", id: "view" });
+  const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
+  const show = (key) => {
+    tabs.forEach((t) => t.setAttribute("aria-selected", String(t.id === `tab-${key}`)));
+    panel.replaceChildren(views[key]);
+    if (key === "live") live.start();
+    else live.stop();
+  };
+  app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
+  await editor.reload();
+  show(editor.activities().some((a) => a.state === "running") ? "live" : "campaign");
+}
+
+document.addEventListener("session-expired", (event) => {
+  live?.stop();
+  showLogin(event.detail);
+});
+
+start();

@@ -1,0 +1,155 @@
+"""Campaign files written from domain objects: the reader's shape (campaign_file.py), so
+what is exported loads back unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import yaml
+
+from raffle.domain.activity import Activity
+from raffle.domain.awards import Award
+from raffle.domain.campaign import Campaign
+from raffle.domain.quota import QuotaPack, Sku
+from raffle.domain.rebates import RebateRule
+from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
+
+
+class _Flow(dict[str, Any]):
+    """A small mapping written on one line, as the docs write awards and prizes."""
+
+
+def campaign_document(campaign: Campaign) -> dict[str, Any]:
+    """The campaign as plain data in the file's shape: mappings, lists, ints, text, exact
+    decimals (rates) and aware datetimes; sections with nothing in them are left out."""
+    document: dict[str, Any] = {
+        "awards": [_award(a) for a in campaign.awards],
+        "strategies": [_strategy(s) for s in campaign.strategies],
+        "packs": [_pack(p) for p in campaign.packs],
+        "activities": [_activity(a) for a in campaign.activities],
+        "skus": [_sku(s) for s in campaign.skus],
+        "rebates": [_rebate(r) for r in campaign.rebates],
+        "code_pools": {p.name: list(p.codes) for p in campaign.code_pools},
+    }
+    return {section: items for section, items in document.items() if items}
+
+
+def write_campaign(campaign: Campaign, notes: Sequence[str] = ()) -> str:
+    """The campaign as YAML that `raffle load` reads back to the same campaign; `notes` go
+    first as comment lines."""
+    head = "".join(f"# {note}\n" for note in notes)
+    document = campaign_document(campaign)
+    if not document:
+        return head + "{}\n"  # an empty mapping: the reader's empty campaign
+    body = yaml.dump(
+        document,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
+    )
+    return head + body
+
+
+def _award(a: Award) -> _Flow:
+    return _Flow(
+        id=a.id, kind=a.kind.value, title=a.title, **({"config": a.config} if a.config else {})
+    )
+
+
+def _strategy(s: Strategy) -> dict[str, Any]:
+    written: dict[str, Any] = {"id": s.id}
+    if s.description:
+        written["description"] = s.description
+    written["exhaustion"] = s.exhaustion.value
+    written["fallback"] = _fallback(s.fallback)
+    if s.rules:
+        written["rules"] = dict(s.rules)
+    written["prizes"] = [_prize(p) for p in sorted(s.prizes, key=lambda p: p.sort)]
+    return written
+
+
+def _fallback(f: Fallback) -> int | _Flow:
+    if f.points is None:
+        return f.award_id
+    return _Flow(award=f.award_id, points=f"{f.points[0]},{f.points[1]}")
+
+
+def _prize(p: StrategyPrize) -> _Flow:
+    written = _Flow(award=p.award_id, rate=p.rate)
+    if p.stock is not None:
+        written["stock"] = p.stock
+    if p.rules:
+        written["rules"] = _Flow(p.rules)
+    return written
+
+
+def _pack(p: QuotaPack) -> _Flow:
+    return _Flow(id=p.id, total=p.total, day=p.day, month=p.month)
+
+
+def _activity(a: Activity) -> dict[str, Any]:
+    written: dict[str, Any] = {"id": a.id, "name": a.name}
+    if a.description:
+        written["description"] = a.description
+    written |= {
+        "strategy": a.strategy_id,
+        "begin_at": a.begin_at,
+        "end_at": a.end_at,
+        "time_zone": a.time_zone,
+        "state": a.state.value,
+    }
+    if a.welcome_pack is not None:
+        written["welcome_pack"] = a.welcome_pack
+    return written
+
+
+def _sku(s: Sku) -> _Flow:
+    return _Flow(
+        sku=s.sku,
+        activity=s.activity_id,
+        pack=s.pack_id,
+        stock=s.stock,
+        price_points=s.price_points,
+    )
+
+
+def _rebate(r: RebateRule) -> _Flow:
+    written = _Flow(activity=r.activity_id, behaviour=r.behaviour)
+    optional: Mapping[str, Any] = {"sku": r.sku, "points": r.points}
+    written |= {k: v for k, v in optional.items() if v is not None}
+    if r.description:
+        written["description"] = r.description
+    if not r.enabled:
+        written["enabled"] = False
+    return written
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML with exact decimals and one-line small mappings."""
+
+
+def _decimal(dumper: yaml.SafeDumper, value: Decimal) -> yaml.Node:
+    # Plain '0.0001', which the reader takes back as Decimal('0.0001'): never a float, never
+    # an exponent ('1E-4' would read as text).
+    text = format(value.normalize(), "f")
+    if "." not in text:
+        return dumper.represent_int(int(text))
+    return dumper.represent_scalar("tag:yaml.org,2002:float", text)
+
+
+def _flow(dumper: yaml.SafeDumper, value: _Flow) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=True)
+
+
+def _datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())
+
+
+_Dumper.add_representer(Decimal, _decimal)
+_Dumper.add_representer(_Flow, _flow)
+_Dumper.add_representer(datetime, _datetime)

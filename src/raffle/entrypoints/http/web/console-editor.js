@@ -1,0 +1,259 @@
+// The campaign editor: the whole stored configuration as one campaign document (the format
+// of campaign files), edited in forms and stored with POST /api/admin/campaigns. The server
+// checks it as a whole; its problems come back with paths and are shown next to the fields.
+
+import { api, h, notify, Problem } from "/web/api.js";
+import { choice, clearProblems, field, integer, nextId, optionalText, report, showProblems } from "/web/console-fields.js";
+import { workflowButtons } from "/web/console-workflow.js";
+
+const KINDS = ["random_points", "points", "chances", "coupon", "content", "physical", "thanks"];
+const SECTIONS = ["awards", "strategies", "packs", "activities", "skus", "rebates"];
+
+export class Editor {
+  constructor(onChange) {
+    this.node = h("div", { class: "editor" });
+    this.onChange = onChange; // activities or their states changed
+    this.doc = {};
+    this.stored = new Map(); // activity id -> state, as stored
+    this.loaded = new WeakSet(); // items as loaded: saving never deletes, so no removing them
+  }
+
+  async reload() {
+    const doc = await api("/api/admin/campaigns?format=json");
+    for (const section of SECTIONS) doc[section] ??= [];
+    doc.code_pools ??= {};
+    this.doc = doc;
+    this.stored = new Map(doc.activities.map((a) => [a.id, a.state]));
+    this.loaded = new WeakSet(["awards", "strategies", "packs", "activities", "skus"].flatMap((s) => doc[s]));
+    this.render();
+    this.onChange();
+  }
+
+  activities() {
+    return this.doc.activities.filter((a) => this.stored.has(a.id));
+  }
+
+  render() {
+    const d = this.doc;
+    this.node.replaceChildren(
+      h("div", { class: "row toolbar" },
+        h("button", { class: "primary", id: "save", onclick: () => this.save() }, "Save campaign"),
+        h("button", { id: "revert", onclick: () => this.reload().catch(report) }, "Discard changes")),
+      h("p", { class: "muted" }, "Edits stay on this page until saved; the campaign is stored whole, all or nothing."),
+      section("Awards", "awards", d.awards.map((a, i) => this.award(a, i)),
+        button("Add award", "add-award", () => this.add("awards", { id: nextId(d.awards, "id", 101), kind: "points", title: "", config: "" }))),
+      section("Strategies", "strategies", d.strategies.map((s, i) => this.strategy(s, i)),
+        button("Add strategy", "add-strategy", () => this.add("strategies", this.newStrategy()))),
+      section("Quota packs", "packs", d.packs.map((p, i) => this.pack(p, i)),
+        button("Add pack", "add-pack", () => this.add("packs", { id: nextId(d.packs, "id", 11), total: 10, day: 3, month: 30 }))),
+      section("Activities", "activities", d.activities.map((a, i) => this.activity(a, i)),
+        button("Add activity", "add-activity", () => this.add("activities", this.newActivity()))),
+      h("p", { class: "muted" }, `${d.rebates.length} rebate rules and ${Object.keys(d.code_pools).length} code pools are kept as they are (edit them in the campaign file).`),
+      h("div", { class: "row toolbar" }, h("button", { class: "primary", onclick: () => this.save() }, "Save campaign")),
+    );
+  }
+
+  add(section, item) {
+    this.doc[section].push(item);
+    this.render();
+    this.node.querySelector(`[data-at="${section}.${this.doc[section].length - 1}"] input`)?.focus();
+  }
+
+  // A remove action for items not stored yet; null for stored ones.
+  remover(section, index) {
+    if (this.loaded.has(this.doc[section][index])) return null;
+    return () => {
+      this.doc[section].splice(index, 1);
+      this.render();
+    };
+  }
+
+  award(a, i) {
+    const at = `awards.${i}`;
+    return item(at, `Award ${a.id ?? ""}`, this.remover("awards", i),
+      h("div", { class: "row" },
+        field("Id", `${at}.id`, a.id, (v) => (a.id = v), this.idOptions(a)),
+        choice("Kind", `${at}.kind`, a.kind, (v) => (a.kind = v), () => KINDS.map((k) => [k, k]), { read: String }),
+        field("Title", `${at}.title`, a.title, (v) => (a.title = v)),
+        field("Config", `${at}.config`, a.config, (v) => (a.config = v ?? ""), { hint: "points, range, SKU, pool…" })));
+  }
+
+  strategy(s, i) {
+    const at = `strategies.${i}`;
+    const fallback = typeof s.fallback === "object" && s.fallback ? s.fallback : { award: s.fallback };
+    const setFallback = () => (s.fallback = fallback.points ? { award: fallback.award, points: fallback.points } : fallback.award);
+    s.rules ??= {};
+    const rule = (name, v) => (v === undefined ? delete s.rules[name] : (s.rules[name] = v));
+    return item(at, `Strategy ${s.id ?? ""}`, this.remover("strategies", i),
+      h("div", { class: "row" },
+        field("Id", `${at}.id`, s.id, (v) => (s.id = v), this.idOptions(s)),
+        field("Description", `${at}.description`, s.description, (v) => (s.description = v))),
+      h("div", { class: "row" },
+        choice("Fallback award", `${at}.fallback`, fallback.award, (v) => { fallback.award = v; setFallback(); }, () => this.awardChoices()),
+        field("Fallback points", `${at}.fallback.points`, fallback.points, (v) => { fallback.points = v; setFallback(); }, { read: optionalText, hint: "low,high" }),
+        choice("When a prize runs out", `${at}.exhaustion`, s.exhaustion ?? "fallback", (v) => (s.exhaustion = v),
+          () => [["fallback", "give the fallback"], ["redistribute", "redistribute its odds"]], { read: String })),
+      h("div", { class: "row" },
+        field("Blacklist rule", `${at}.rules.blacklist`, s.rules.blacklist, (v) => rule("blacklist", v), { read: optionalText, hint: "100:user001,user002" }),
+        field("Weight rule", `${at}.rules.weight`, s.rules.weight, (v) => rule("weight", v), { read: optionalText, hint: "60:102,103 200:106" })),
+      h("fieldset", { class: "prizes", dataset: { at: `${at}.prizes` } },
+        h("legend", {}, "Prizes (rates are exact decimals; blank stock: unlimited)"),
+        ...s.prizes.map((p, j) => this.prize(s, p, `${at}.prizes.${j}`, j)),
+        button("Add prize", `add-prize-${i}`, () => {
+          s.prizes.push({ award: this.doc.awards[0]?.id, rate: "0.1" });
+          this.render();
+        })));
+  }
+
+  prize(s, p, at, j) {
+    p.rules ??= {};
+    return h("div", { class: "row prize", dataset: { at } },
+      choice("Award", `${at}.award`, p.award, (v) => (p.award = v), () => this.awardChoices()),
+      field("Rate", `${at}.rate`, p.rate, (v) => (p.rate = v), { hint: "0.0001" }),
+      field("Stock", `${at}.stock`, p.stock, (v) => (p.stock = v), { type: "number", read: integer, hint: "unlimited" }),
+      field("Lock after draws", `${at}.rules.lock`, p.rules.lock, (v) => (v === undefined ? delete p.rules.lock : (p.rules.lock = v)), { type: "number", read: optionalText }),
+      removeButton(`Remove prize ${j + 1}`, () => { s.prizes.splice(j, 1); this.render(); }));
+  }
+
+  pack(p, i) {
+    const at = `packs.${i}`;
+    return item(at, `Pack ${p.id ?? ""}`, this.remover("packs", i),
+      h("div", { class: "row" },
+        field("Id", `${at}.id`, p.id, (v) => (p.id = v), this.idOptions(p)),
+        field("Total", `${at}.total`, p.total, (v) => (p.total = v), { type: "number", read: integer }),
+        field("Per day", `${at}.day`, p.day, (v) => (p.day = v), { type: "number", read: integer }),
+        field("Per month", `${at}.month`, p.month, (v) => (p.month = v), { type: "number", read: integer })));
+  }
+
+  activity(a, i) {
+    const at = `activities.${i}`;
+    const state = this.stored.get(a.id);
+    const setId = (v) => {
+      for (const sku of this.doc.skus) if (sku.activity === a.id) sku.activity = v; // its SKUs follow
+      a.id = v;
+    };
+    return item(at, `Activity ${a.id ?? ""}`, this.remover("activities", i),
+      h("div", { class: "row state-row" },
+        h("span", {}, "State: ", h("span", { class: `badge ${badge(state)}`, dataset: { testid: `state-${a.id}` } }, state ?? "new: save to store it")),
+        ...(state ? workflowButtons(a, (updated) => this.moved(a, updated)) : [])),
+      h("div", { class: "row" },
+        field("Id", `${at}.id`, a.id, setId, this.idOptions(a)),
+        field("Name", `${at}.name`, a.name, (v) => (a.name = v)),
+        choice("Strategy", `${at}.strategy`, a.strategy, (v) => (a.strategy = v), () => this.doc.strategies.map((s) => [s.id, `${s.id} ${s.description ?? ""}`]))),
+      field("Description", `${at}.description`, a.description, (v) => (a.description = v), { wide: true }),
+      h("div", { class: "row" },
+        field("Begins", `${at}.begin_at`, a.begin_at, (v) => (a.begin_at = v), { hint: "2026-11-11T00:00:00+08:00" }),
+        field("Ends", `${at}.end_at`, a.end_at, (v) => (a.end_at = v)),
+        field("Time zone", `${at}.time_zone`, a.time_zone, (v) => (a.time_zone = v), { hint: "Asia/Shanghai" }),
+        choice("Welcome pack", `${at}.welcome_pack`, a.welcome_pack, (v) => (a.welcome_pack = v), () => this.packChoices(), { optional: "none" })),
+      this.skus(a));
+  }
+
+  skus(a) {
+    const rows = this.doc.skus.map((sku, k) => [sku, k]).filter(([sku]) => sku.activity === a.id);
+    return h("fieldset", { class: "skus" },
+      h("legend", {}, "SKUs: chances sold for points"),
+      ...rows.map(([sku, k]) => {
+        const at = `skus.${k}`;
+        return h("div", { class: "row", dataset: { at } },
+          field("SKU", `${at}.sku`, sku.sku, (v) => (sku.sku = v), this.idOptions(sku)),
+          choice("Pack", `${at}.pack`, sku.pack, (v) => (sku.pack = v), () => this.packChoices()),
+          field("Stock", `${at}.stock`, sku.stock, (v) => (sku.stock = v), { type: "number", read: integer }),
+          field("Price (points)", `${at}.price_points`, sku.price_points, (v) => (sku.price_points = v), { type: "number", read: integer }),
+          removeButton(`Remove SKU ${sku.sku}`, this.remover("skus", k)));
+      }),
+      button("Add SKU", `add-sku-${a.id}`, () => {
+        this.doc.skus.push({ sku: nextId(this.doc.skus, "sku", 9001), activity: a.id, pack: this.doc.packs[0]?.id, stock: 1000, price_points: 100 });
+        this.render();
+      }));
+  }
+
+  moved(activity, state) {
+    activity.state = state;
+    this.stored.set(activity.id, state);
+    this.render();
+    this.onChange();
+  }
+
+  // Ids of stored items are fixed: another id would store a new item beside the old one.
+  idOptions(item) {
+    return { type: "number", read: integer, readonly: this.loaded.has(item) };
+  }
+
+  awardChoices() {
+    return this.doc.awards.map((a) => [a.id, `${a.id} ${a.title ?? ""}`]);
+  }
+
+  packChoices() {
+    return this.doc.packs.map((p) => [p.id, `${p.id}: ${p.total} total, ${p.day}/day`]);
+  }
+
+  newStrategy() {
+    const award = this.doc.awards[0]?.id;
+    return { id: nextId(this.doc.strategies, "id", 1001), description: "", exhaustion: "fallback", fallback: award, rules: {}, prizes: [] };
+  }
+
+  newActivity() {
+    const now = new Date();
+    now.setUTCSeconds(0, 0);
+    const end = new Date(now.getTime() + 30 * 86400_000);
+    const iso = (d) => d.toISOString().replace(".000Z", "Z");
+    return {
+      id: nextId(this.doc.activities, "id", 100001), name: "", description: "",
+      strategy: this.doc.strategies[0]?.id, begin_at: iso(now), end_at: iso(end),
+      time_zone: "Asia/Shanghai", state: "edit", welcome_pack: this.doc.packs[0]?.id,
+    };
+  }
+
+  async save() {
+    clearProblems(this.node);
+    try {
+      const loaded = await api("/api/admin/campaigns", { method: "POST", text: JSON.stringify(this.doc) });
+      await this.reload();
+      notify(`Saved: ${loaded.awards} awards, ${loaded.strategies} strategies, ${loaded.activities} activities, ${loaded.skus} SKUs.`, "ok");
+    } catch (error) {
+      this.refused(error);
+    }
+  }
+
+  refused(error) {
+    if (!(error instanceof Problem)) return report(error);
+    let problems = error.errors;
+    if (error.code === "odds_frozen") problems = [{ at: this.frozenAt(error.detail), message: error.detail }];
+    const left = showProblems(this.node, problems);
+    const count = problems.length;
+    if (count) notify(`Not saved: ${count} problem${count > 1 ? "s" : ""}${left.length ? ": " + left.map((p) => `${p.at ? p.at + ": " : ""}${p.message}`).join("; ") : ", shown next to the fields."}`, "error");
+    else report(error);
+  }
+
+  // "strategy 1001 is published by running activity …" / "activity 5 is running: …"
+  frozenAt(detail) {
+    const strategy = /^strategy (\d+)/.exec(detail);
+    if (strategy) return `strategies.${this.doc.strategies.findIndex((s) => String(s.id) === strategy[1])}`;
+    const activity = /^activity (\d+)/.exec(detail);
+    if (activity) return `activities.${this.doc.activities.findIndex((a) => String(a.id) === activity[1])}.strategy`;
+    return "";
+  }
+}
+
+function section(title, at, items, ...actions) {
+  return h("section", { class: "card wide", dataset: { at } }, h("h2", {}, title), ...items, h("div", { class: "row toolbar" }, ...actions));
+}
+
+function item(at, title, onRemove, ...children) {
+  return h("fieldset", { class: "item", dataset: { at } },
+    h("legend", {}, title, removeButton(`Remove ${title}`, onRemove)),
+    ...children);
+}
+
+function removeButton(label, onclick) {
+  return onclick ? h("button", { class: "remove", "aria-label": label, title: label, onclick }, "✕") : null;
+}
+
+function button(label, testid, onclick) {
+  return h("button", { dataset: { testid }, onclick }, label);
+}
+
+export function badge(state) {
+  return { running: "ok", approved: "ok", submitted: "warn", refused: "bad", closed: "bad" }[state] ?? "";
+}

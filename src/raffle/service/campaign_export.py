@@ -1,0 +1,40 @@
+"""The stored configuration gathered back into one campaign: what the console edits and what
+`GET /api/admin/campaigns` exports as a campaign file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from raffle.domain.campaign import Campaign
+from raffle.domain.fulfilment import CodePool
+from raffle.service.ports import UnitOfWork
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    campaign: Campaign
+    # Codes already handed to winning orders, per pool: left out of the campaign's pools,
+    # since importing them elsewhere would let a code that a player holds be handed out again.
+    handed: dict[str, int]
+
+
+async def export_campaign(uow: UnitOfWork) -> Exported:
+    """Every award, strategy, pack, activity, SKU, rebate rule and free code, in id order,
+    read in one transaction so the parts agree."""
+    async with uow:
+        awards = await uow.awards.all()
+        strategies = [await uow.strategies.get(i) for i in sorted(await uow.strategies.ids())]
+        campaign = Campaign(
+            awards=tuple(awards[i] for i in sorted(awards)),
+            strategies=tuple(s for s in strategies if s is not None),
+            packs=tuple(await uow.packs.all()),
+            activities=tuple(await uow.activities.all()),
+            skus=tuple(await uow.skus.all()),
+            rebates=tuple(await uow.rebate_rules.all()),
+            code_pools=tuple(
+                CodePool(name, tuple(codes))
+                for name, codes in sorted((await uow.code_pools.free_codes()).items())
+            ),
+        )
+        handed = {s.name: s.handed for s in await uow.code_pools.stats() if s.handed}
+    return Exported(campaign, handed)

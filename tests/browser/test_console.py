@@ -1,0 +1,192 @@
+"""The operator console in a real browser: from an empty database an operator builds a
+campaign in the forms (one field error shown next to its field, then fixed), moves the
+activity through review to running, watches a player's win arrive in the live view, and
+exports a file holding the new activity. A non-admin is turned away."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import DESKTOP, PASSWORD, PHONE, OpenTab, Server, Tab
+
+ACTIVITY = 100001
+CONFLICT = "Failed to load resource: the server responded with a status of 409 (Conflict)"
+PROVOKED = [
+    "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)",
+    CONFLICT,
+]
+EXPIRED = "Failed to load resource: the server responded with a status of 401 (Unauthorized)"
+
+
+def log_in(tab: Tab, name: str) -> None:
+    tab.page.locator("#login-name").fill(name)
+    tab.page.locator("#login-password").fill(PASSWORD)
+    tab.page.locator("#login").click()
+
+
+class Player:
+    """A player drawing through the HTTP API. (The player page's helpers can stand in here
+    once they exist: register, then draw in the activity.)"""
+
+    def __init__(self, server: Server, name: str = "player1") -> None:
+        self.url = server.url
+        credentials = {"name": name, "password": PASSWORD}
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            assert client.post("/api/auth/register", json=credentials).status_code == 201
+            token = client.post("/api/auth/login", json=credentials).json()["token"]
+        self.auth = {"Authorization": f"Bearer {token}"}
+
+    def draw(self, activity_id: int) -> dict[str, Any]:
+        headers = self.auth | {"Idempotency-Key": str(uuid.uuid4())}
+        url = f"{self.url}/api/activities/{activity_id}/draws"
+        drawn = httpx.post(url, headers=headers, timeout=10)
+        assert drawn.status_code == 201, drawn.text
+        return dict(drawn.json())
+
+
+def build_campaign(page: Page) -> None:
+    """Two awards, a strategy whose one prize is certain (rate 1, stock 5), a pack, and an
+    activity with a SKU and a welcome pack, all through the forms."""
+    page.get_by_test_id("add-award").click()
+    page.locator("#f-awards-0-kind").select_option("thanks")
+    page.locator("#f-awards-0-title").fill("Thanks for playing")
+    page.get_by_test_id("add-award").click()
+    page.locator("#f-awards-1-kind").select_option("points")
+    page.locator("#f-awards-1-title").fill("Ten points")
+    page.locator("#f-awards-1-config").fill("10")
+    page.get_by_test_id("add-strategy").click()
+    page.locator("#f-strategies-0-description").fill("Launch odds")
+    page.locator("#f-strategies-0-fallback").select_option("101")
+    page.get_by_test_id("add-prize-0").click()
+    page.locator("#f-strategies-0-prizes-0-award").select_option("102")
+    page.locator("#f-strategies-0-prizes-0-rate").fill("1.5")  # refused by the server
+    page.locator("#f-strategies-0-prizes-0-stock").fill("5")
+    page.get_by_test_id("add-pack").click()
+    page.get_by_test_id("add-activity").click()
+    page.locator("#f-activities-0-name").fill("Launch")
+    page.locator("#f-activities-0-welcome_pack").select_option("11")
+    page.get_by_test_id(f"add-sku-{ACTIVITY}").click()
+    page.locator("#f-skus-0-price_points").fill("50")
+
+
+def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
+    blank_server: Server, tab: OpenTab
+) -> None:
+    operator = blank_server.operator()
+    console = tab(blank_server.url + "/console", DESKTOP)
+    page = console.page
+    log_in(console, operator)
+    expect(page.locator("#tab-campaign")).to_have_attribute("aria-selected", "true")
+    build_campaign(page)
+
+    page.locator("#save").click()
+    rate = page.locator("#f-strategies-0-prizes-0-rate")
+    expect(rate).to_have_attribute("aria-invalid", "true")
+    problem = page.locator('.field-error[data-for="strategies.0.prizes.0.rate"]')
+    expect(problem).to_contain_text("rate must be between 0 and 1")
+    console.screenshot("console-field-error-desktop")
+    assert rate.evaluate("(input) => input.nextElementSibling.dataset.for") == (
+        "strategies.0.prizes.0.rate"
+    ), "the message sits right after its field"
+    rate.fill("1")
+    page.locator("#save").click()
+    expect(page.locator("#notice")).to_contain_text("Saved")
+    expect(page.locator(".field-error")).to_have_count(0)
+
+    state = page.get_by_test_id(f"state-{ACTIVITY}")
+    expect(state).to_have_text("edit")
+    for action, reached in (("submit", "submitted"), ("approve", "approved"), ("start", "running")):
+        page.get_by_test_id(f"act-{ACTIVITY}-{action}").click()
+        expect(state).to_have_text(reached)
+    console.screenshot("console-campaign-desktop")
+
+    rate.fill("0.5")  # the odds of a running activity are published: the server says no
+    page.locator("#save").click()
+    frozen = page.locator('.field-error[data-for="strategies.0"]')
+    expect(frozen).to_contain_text(f"published by running activity {ACTIVITY}")
+    page.locator("#revert").click()
+    expect(page.locator("#f-strategies-0-prizes-0-rate")).to_have_value("1")
+
+    player = Player(blank_server)
+    assert player.draw(ACTIVITY)["award_id"] == 102  # rate 1: certain
+
+    page.locator("#tab-live").click()
+    expect(page.locator("#live-activity")).to_have_value(str(ACTIVITY))
+    expect(page.get_by_test_id("stat-draws").locator("strong")).to_have_text("1")
+    prize = page.get_by_test_id("prize-table").locator('tr[data-award="102"]')
+    expect(prize.locator('[data-col="wins"]')).to_have_text("1")
+    expect(prize.locator('[data-col="stock"]')).to_have_text("5")
+    expect(prize.locator('[data-col="left"]')).to_have_text("4")
+    expect(page.get_by_test_id("draws-chart").locator('rect.bar[data-draws="1"]')).to_have_count(1)
+    player.draw(ACTIVITY)  # seen without a click: the view refreshes itself
+    expect(page.get_by_test_id("stat-draws").locator("strong")).to_have_text("2")
+    expect(prize.locator('[data-col="left"]')).to_have_text("3")
+    console.screenshot("console-live-desktop")
+
+    page.locator("#tab-file").click()
+    page.locator("#export").click()
+    exported = page.locator("#campaign-text")
+    expect(exported).to_have_value(re.compile(re.escape(f"- id: {ACTIVITY}\n  name: Launch\n")))
+    assert "state: running" in exported.input_value()
+    console.screenshot("console-file-desktop")
+    exported.fill("awards:\n  - {id: 201, kind: thanks, title: Imported later}\n")
+    page.locator("#import").click()
+    expect(page.locator("#notice")).to_contain_text("Imported: 1 awards")
+    page.locator("#tab-campaign").click()
+    expect(page.locator("#f-awards-2-title")).to_have_value("Imported later")
+
+    # Another operator closes the activity meanwhile: this page's Close is refused and shows
+    # the state the activity is really in, with the step that applies now.
+    with httpx.Client(base_url=blank_server.url) as other:
+        credentials = {"name": operator, "password": PASSWORD}
+        token = other.post("/api/auth/login", json=credentials).json()["token"]
+        headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())}
+        assert other.post(f"/api/admin/activities/{ACTIVITY}/close", headers=headers).is_success
+    page.get_by_test_id(f"act-{ACTIVITY}-close").click()
+    expect(page.locator("#notice")).to_contain_text(f"activity {ACTIVITY} is closed now")
+    expect(page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("closed")
+    page.get_by_test_id(f"act-{ACTIVITY}-reopen").click()
+    expect(page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("running")
+    assert console.errors == [*PROVOKED, CONFLICT], "only the refused requests log errors"
+
+    phone = tab(blank_server.url + "/console", PHONE)
+    log_in(phone, operator)
+    expect(phone.page.get_by_test_id("stat-draws").locator("strong")).to_have_text("2")
+    phone.screenshot("console-live-phone")
+    phone.page.locator("#tab-campaign").click()
+    expect(phone.page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("running")
+    phone.screenshot("console-campaign-phone")
+    width = phone.page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], "the console scrolls sideways on a phone"
+    assert phone.errors == []
+
+    phone.page.locator("#tab-live").click()
+    token = phone.page.evaluate("localStorage.getItem('raffle.token')")
+    ended = httpx.post(
+        f"{blank_server.url}/api/auth/logout",
+        headers={"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert ended.status_code == 204
+    expect(phone.page.locator("#login-name")).to_be_visible()  # at the next refresh
+    expect(phone.page.locator("#notice")).to_contain_text("Your session has expired")
+    assert phone.errors, "the refused refresh is logged"
+    assert set(phone.errors) == {EXPIRED}, "and nothing else"
+
+
+def test_a_player_account_is_turned_away_from_the_console(
+    blank_server: Server, tab: OpenTab
+) -> None:
+    credentials = {"name": "player2", "password": PASSWORD}
+    assert httpx.post(f"{blank_server.url}/api/auth/register", json=credentials).status_code == 201
+    console = tab(blank_server.url + "/console", PHONE)
+    log_in(console, "player2")
+    expect(console.page.locator("#refused")).to_contain_text(
+        "Operators only: this account has no admin role."
+    )
+    expect(console.page.locator("#tab-campaign")).to_have_count(0)
+    assert console.errors == []

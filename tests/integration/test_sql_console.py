@@ -1,0 +1,87 @@
+"""The console's SQL on every backend: draws per minute across shards, failed deliveries of
+one activity, and the stored configuration read back whole (packs, SKUs, rebate rules, free
+codes) for the export."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from raffle.adapters.campaign_file import parse_campaign, read_campaign
+from raffle.adapters.campaign_writer import write_campaign
+from raffle.adapters.sql.migrate import upgrade
+from raffle.adapters.sql.shards import SqlShards
+from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
+from raffle.domain.draws import OrderState, RaffleOrder, Win, WinState
+from raffle.service.campaign_export import export_campaign
+from raffle.service.campaigns import load_campaign
+from raffle.service.delivery import failed_deliveries
+from raffle.service.ids import order_id
+from tests.e2e.conftest import DEMO
+
+TABLES = 4
+ACTIVITY, OTHER_ACTIVITY, STRATEGY = 100301, 100302, 100006
+T0 = datetime(2026, 11, 21, 8, 30, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    await upgrade(database_url, shard_tables=TABLES)
+    engine = create_engine(database_url)
+    yield engine
+    await engine.dispose()
+
+
+async def _draw(shards: SqlShards, user: str, activity: int, at: datetime) -> None:
+    async with shards.for_user(user) as uow:
+        order = RaffleOrder(order_id(at), user, activity, STRATEGY, 1, OrderState.USED, at)
+        await uow.orders.add(order)
+        await uow.commit()
+
+
+async def test_draws_are_counted_per_minute_on_each_shard(engine: AsyncEngine) -> None:
+    shards = SqlShards([engine], tables=TABLES)
+    users = [f"user{n:03d}" for n in range(12)]  # spread over the four tables
+    for n, user in enumerate(users):
+        await _draw(shards, user, ACTIVITY, T0 + timedelta(seconds=n * 7.5))  # minutes 0 and 1
+    await _draw(shards, users[0], ACTIVITY, T0 + timedelta(minutes=5, seconds=59.9))
+    await _draw(shards, users[1], ACTIVITY, T0 - timedelta(seconds=0.1))  # before `since`
+    await _draw(shards, users[2], OTHER_ACTIVITY, T0)
+    total: dict[datetime, int] = {}
+    for uow in shards.every():
+        async with uow:
+            for minute, n in (await uow.orders.per_minute(ACTIVITY, T0)).items():
+                total[minute] = total.get(minute, 0) + n
+    assert total == {T0: 8, T0 + timedelta(minutes=1): 4, T0 + timedelta(minutes=5): 1}
+
+
+async def test_failed_deliveries_are_listed_per_activity(engine: AsyncEngine) -> None:
+    shards = SqlShards([engine], tables=TABLES)
+    for n, (user, activity) in enumerate([("user001", ACTIVITY), ("user002", OTHER_ACTIVITY)]):
+        win = Win(f"{n:024d}", user, activity, STRATEGY, 101, None, "default", T0, WinState.FAILED)
+        async with shards.for_user(user) as uow:
+            await uow.wins.add(win)
+            await uow.commit()
+    assert sorted(w.user_id for w in await failed_deliveries(shards, 10)) == ["user001", "user002"]
+    assert [w.user_id for w in await failed_deliveries(shards, 10, ACTIVITY)] == ["user001"]
+
+
+async def test_the_stored_campaign_reads_back_whole(engine: AsyncEngine) -> None:
+    demo = read_campaign(DEMO)
+    await load_campaign(demo, SqlUnitOfWork(engine))
+    async with SqlUnitOfWork(engine) as uow:
+        pool = demo.code_pools[0]
+        assert await uow.code_pools.hand_out(pool.name, "o" * 24, "user001", T0)
+        await uow.commit()
+    exported = await export_campaign(SqlUnitOfWork(engine))
+    campaign = exported.campaign
+    assert {p.id for p in campaign.packs} == {p.id for p in demo.packs}
+    assert set(campaign.skus) == set(demo.skus)
+    assert set(campaign.rebates) == set(demo.rebates)
+    free = {p.name: p.codes for p in campaign.code_pools}
+    assert free[pool.name] == tuple(sorted(pool.codes))[1:]  # the first free code was handed
+    assert exported.handed == {pool.name: 1}
+    assert parse_campaign(write_campaign(campaign), "export") == campaign
