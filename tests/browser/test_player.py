@@ -175,6 +175,9 @@ def test_a_double_click_draws_once(demo_server: Server, tab: OpenTab) -> None:
     assert len(history["draws"]) == 1
     expect(page.get_by_test_id("board")).to_have_attribute("data-draws", "1")
     _no_sideways_scroll(page)
+    page.get_by_test_id("logout").click()
+    expect(page.get_by_test_id("login")).to_be_visible()
+    assert httpx.get(f"{demo_server.url}/api/auth/me", headers=auth).status_code == 401
     assert opened.errors == []
 
 
@@ -229,3 +232,5 @@ def _activity_closes(page: Page, server: Server) -> None:
     expect(page.get_by_test_id("board")).to_have_attribute("data-state", "error")
     expect(page.get_by_test_id("draw")).to_be_disabled()
     expect(page.get_by_test_id("draw-reason")).to_have_text("This activity is closed now.")
+    # nor does it offer a sign-in the closed activity would refuse
+    expect(page.get_by_test_id("sign-in")).to_be_disabled()

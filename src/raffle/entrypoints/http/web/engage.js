@@ -9,12 +9,19 @@ import { h } from "/web/api.js";
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-// Why the draw button is off, or null when a draw may go ahead.
-export function whyNoDraw(activity, account) {
+// Why the activity takes no draw, sign-in or purchase now, or null when it is open.
+export function whyClosed(activity) {
   const now = Date.now();
   if (activity.state !== "running") return "This activity is closed now.";
   if (now < Date.parse(activity.begin_at)) return "This activity has not started yet.";
   if (now >= Date.parse(activity.end_at)) return "This activity has ended.";
+  return null;
+}
+
+// Why the draw button is off, or null when a draw may go ahead.
+export function whyNoDraw(activity, account) {
+  const closed = whyClosed(activity);
+  if (closed) return closed;
   if (!account || account.chances > 0) return null;
   if (account.total_left <= 0) return "No chances left. Sign in daily or spend points for more.";
   if (account.day_left <= 0) return "Today's chances are used up. Come back tomorrow, or buy more with points.";
@@ -55,9 +62,9 @@ export function calendar(signIns) {
       `Streak: ${plural(signIns.streak, "day")}`));
 }
 
-export function signInButton(signIns, onSignIn) {
+export function signInButton(signIns, open, onSignIn) {
   const done = signIns.signed_today;
-  return h("button", { class: "primary", "data-testid": "sign-in", disabled: done, onclick: onSignIn },
+  return h("button", { class: "primary", "data-testid": "sign-in", disabled: done || !open, onclick: onSignIn },
     done ? "Signed in today ✓" : "Sign in today");
 }
 
@@ -68,8 +75,9 @@ export function pointsLine(points) {
 }
 
 // The shop: a SKU the balance cannot pay or that is sold out cannot be bought (no 409 asked for).
-export function shop(skus, available, onBuy) {
+export function shop(skus, available, open, onBuy) {
   if (!skus.length) return h("p", { class: "muted" }, "Nothing on sale in this activity.");
+  if (!open) return h("p", { class: "muted" }, "The shop is closed with the activity.");
   return h("ul", { class: "shop" }, skus.map((s) => {
     const short = available < s.price_points;
     const out = s.stock_left <= 0;

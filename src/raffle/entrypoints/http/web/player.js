@@ -156,14 +156,14 @@ function renderDrawButton() {
 
 function renderChances() {
   slots.chances.replaceChildren(engage.chancesCard(state.mine.account),
-    h("h3", {}, "Daily sign-in"), engage.signInButton(state.signIns, onSignIn),
+    h("h3", {}, "Daily sign-in"), engage.signInButton(state.signIns, !engage.whyClosed(state.activity), onSignIn),
     engage.calendar(state.signIns));
   renderDrawButton();
 }
 
 function renderShop() {
   const available = state.points.balance.available;
-  slots.points.replaceChildren(engage.pointsLine(state.points), engage.shop(state.skus, available, onBuy));
+  slots.points.replaceChildren(engage.pointsLine(state.points), engage.shop(state.skus, available, !engage.whyClosed(state.activity), onBuy));
 }
 
 // My prizes, read again every half second while a delivery is under way (a few times). Only
