@@ -119,7 +119,8 @@ export function tiers(mine, titles) {
   if (!mine.weight_tiers.length) return h("p", { class: "muted" }, "Every prize is in play on every draw.");
   return h("ul", { class: "tiers", "data-testid": "tiers" }, mine.weight_tiers.map((t) => {
     const names = t.award_ids.map((id) => titles.get(id) ?? `#${id}`).join(", ");
-    const where = t.draws_to_reach > 0 ? `${t.draws_to_reach} more draw${t.draws_to_reach === 1 ? "" : "s"} to go` : "reached";
+    const left = t.draws_to_reach;
+    const where = left > 0 ? `${left} more draw${left === 1 ? "" : "s"} to go` : "reached";
     return h("li", {}, `From draw ${t.threshold}: only ${names} — `,
       h("span", { class: `badge ${t.draws_to_reach > 0 ? "" : "ok"}` }, where));
   }));

@@ -24,7 +24,9 @@ export function whyNoDraw(activity, account) {
   if (closed) return closed;
   if (!account || account.chances > 0) return null;
   if (account.total_left <= 0) return "No chances left. Sign in daily or spend points for more.";
-  if (account.day_left <= 0) return "Today's chances are used up. Come back tomorrow, or buy more with points.";
+  if (account.day_left <= 0) {
+    return "Today's chances are used up. Come back tomorrow, or buy more with points.";
+  }
   return "This month's chances are used up. Buy more with points.";
 }
 
@@ -53,8 +55,9 @@ export function calendar(signIns) {
   for (let i = 0; i < first; i++) cells.push(h("span", {}));
   for (let d = 1; d <= length; d++) {
     const classes = [signed.has(d) && "signed", d === today && "today"].filter(Boolean).join(" ");
+    const date = `${signIns.month}-${String(d).padStart(2, "0")}`;
     cells.push(h("span", { class: `day ${classes}`, "data-day": d,
-      "aria-label": `${signIns.month}-${String(d).padStart(2, "0")}${signed.has(d) ? " signed in" : ""}` }, String(d)));
+      "aria-label": `${date}${signed.has(d) ? " signed in" : ""}` }, String(d)));
   }
   return h("div", {},
     h("div", { class: "calendar", "data-testid": "calendar", "data-month": signIns.month }, cells),
@@ -64,7 +67,8 @@ export function calendar(signIns) {
 
 export function signInButton(signIns, open, onSignIn) {
   const done = signIns.signed_today;
-  return h("button", { class: "primary", "data-testid": "sign-in", disabled: done || !open, onclick: onSignIn },
+  return h("button", {
+    class: "primary", "data-testid": "sign-in", disabled: done || !open, onclick: onSignIn },
     done ? "Signed in today ✓" : "Sign in today");
 }
 

@@ -21,6 +21,7 @@ let polls = 0; // my prizes are read again while a delivery is under way, a few 
 let pollTimer = 0;
 let prizeReads = 0;
 let loads = 0;
+let drawing = false;
 
 function handle(error) {
   if (error instanceof Problem && error.code === "not_authenticated") return showLogin(error.message);
@@ -54,6 +55,7 @@ function showLogin(message = "") {
 
 async function enter(name, password, register) {
   const credentials = { name: name.trim(), password };
+  if (!credentials.name || !password) return notify("Enter a name and a password.", "error");
   try {
     if (register) await api("/api/auth/register", { method: "POST", json: credentials });
     const answer = await api("/api/auth/login", { method: "POST", json: credentials });
@@ -121,11 +123,14 @@ async function choose(id) {
 // Everything the page shows of the activity, read again after each draw, sign-in or purchase.
 async function load(id) {
   const read = ++loads;
-  const [odds, mine, signIns, points, skus] = await Promise.all([
+  const found = await Promise.all([
     api(`/api/activities/${id}`), api(`/api/activities/${id}/prizes`),
     api(`/api/activities/${id}/sign-ins`), api("/api/me/points"), api(`/api/activities/${id}/skus`),
-  ]);
-  if (read !== loads) return; // a newer read is on its way
+  ]).catch((error) => {
+    if (read === loads) throw error; // else a newer read (or the login form) took over
+  });
+  if (read !== loads) return;
+  const [odds, mine, signIns, points, skus] = found;
   Object.assign(state, { activity: odds.activity, odds, mine, signIns, points, skus });
   if (board.grid.dataset.activity !== String(id)) board.clear();
   board.grid.dataset.activity = String(id);
@@ -148,22 +153,26 @@ function renderBoard() {
   renderDrawButton();
 }
 
+// Off while a draw is in flight, whatever else is read again meanwhile.
 function renderDrawButton() {
   const why = engage.whyNoDraw(state.activity, state.mine.account);
-  board.button.disabled = Boolean(why);
+  board.button.disabled = drawing || Boolean(why);
   document.getElementById("draw-reason").textContent = why ?? "";
 }
 
 function renderChances() {
+  const open = !engage.whyClosed(state.activity);
   slots.chances.replaceChildren(engage.chancesCard(state.mine.account),
-    h("h3", {}, "Daily sign-in"), engage.signInButton(state.signIns, !engage.whyClosed(state.activity), onSignIn),
+    h("h3", {}, "Daily sign-in"), engage.signInButton(state.signIns, open, onSignIn),
     engage.calendar(state.signIns));
   renderDrawButton();
 }
 
 function renderShop() {
+  const open = !engage.whyClosed(state.activity);
   const available = state.points.balance.available;
-  slots.points.replaceChildren(engage.pointsLine(state.points), engage.shop(state.skus, available, !engage.whyClosed(state.activity), onBuy));
+  slots.points.replaceChildren(engage.pointsLine(state.points),
+    engage.shop(state.skus, available, open, onBuy));
 }
 
 // My prizes, read again every half second while a delivery is under way (a few times). Only
@@ -190,7 +199,8 @@ function refresh() {
 // One Idempotency-Key per click (api.js makes it), and the button off until the answer is
 // in: a double click draws once.
 async function onDraw() {
-  if (board.button.disabled) return;
+  if (drawing || board.button.disabled) return;
+  drawing = true;
   board.button.disabled = true;
   notify("");
   board.start();
@@ -203,6 +213,7 @@ async function onDraw() {
   } catch (error) {
     handle(error);
   }
+  drawing = false;
   if (session.token) await refresh().catch(handle);
   board.done(ok);
 }
