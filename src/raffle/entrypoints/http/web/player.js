@@ -97,7 +97,7 @@ async function showPlayer(user) {
       board.grid, board.result, h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
       h("div", { id: "tiers" })),
     panel("chances", "My chances"), panel("points", "Points and shop"),
-    panel("prizes", "My prizes", true), panel("odds", "Published odds", true));
+    panel("odds", "Published odds"), panel("prizes", "My prizes", true));
   state.activities = await api("/api/activities");
   chooser.replaceChildren(...state.activities.map((a) =>
     h("option", { value: a.id }, `${a.name} (${a.state})`)));
