@@ -43,11 +43,13 @@ contracts: install
 unit: install
 	$(BIN)/pytest tests/unit -q
 
-# Debian's Chromium for the browser tests (Playwright drives it; it downloads no browser).
+# Debian's Chromium for the browser tests (Playwright drives it; it downloads no browser),
+# and a CJK font, without which Chinese campaign titles render as boxes in the screenshots.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 chromium:
-	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	@{ command -v chromium >/dev/null && fc-list :lang=zh | grep -q .; } || { \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		$(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; }
 
 # Every check, then the integration, end-to-end and browser tiers against real servers.
 # Screenshots of the pages land in artifacts/screenshots/.

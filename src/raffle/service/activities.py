@@ -64,6 +64,7 @@ class PublishedOdds:
     prizes: tuple[PublishedPrize, ...]
     fallback_award_id: int
     fallback_rate: str  # what the prizes leave to the fallback
+    fallback_title: str
     weight_tiers: dict[int, frozenset[int]]
 
 
@@ -102,5 +103,6 @@ async def published_odds(
         tuple(prizes),
         strategy.fallback.award_id,
         str(Decimal(remainder).scaleb(-RATE_PLACES).normalize()),
+        awards[strategy.fallback.award_id].title,
         tiers,
     )

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.rebates import RebateOrder
 from raffle.entrypoints.http.schemas import AccountOut
+from raffle.service.shop import ShopItem
 
 
 class PointsOrderOut(BaseModel):
@@ -102,3 +103,24 @@ class BehaviourIn(BaseModel):
 class BehaviourOut(BaseModel):
     granted: bool = Field(description="False: rebated before under this business key.")
     rebate: RebateOut
+
+
+class SkuOut(BaseModel):
+    """A SKU on sale: the chances its pack adds, its price in points, its stock left."""
+
+    sku: int
+    activity_id: int
+    total: int = Field(description="Chances the pack adds in all.")
+    day: int = Field(description="What it adds to each day's allowance.")
+    month: int = Field(description="What it adds to each month's allowance.")
+    price_points: int
+    stock: int
+    stock_left: int
+
+    @classmethod
+    def of(cls, i: ShopItem) -> SkuOut:
+        s, p = i.sku, i.pack
+        return cls(
+            sku=s.sku, activity_id=s.activity_id, total=p.total, day=p.day, month=p.month,
+            price_points=s.price_points, stock=s.stock, stock_left=i.stock_left,
+        )  # fmt: skip

@@ -78,6 +78,7 @@ class OddsOut(BaseModel):
     prizes: list[PrizeOut]
     fallback_award_id: int
     fallback_rate: str
+    fallback_title: str = Field(description="What the fallback (luck) prize is called.")
     weight_tiers: list[TierOut]
 
     @classmethod
@@ -88,6 +89,7 @@ class OddsOut(BaseModel):
             prizes=[PrizeOut.of(p) for p in o.prizes],
             fallback_award_id=o.fallback_award_id,
             fallback_rate=o.fallback_rate,
+            fallback_title=o.fallback_title,
             weight_tiers=[
                 TierOut(threshold=t, award_ids=sorted(a)) for t, a in sorted(o.weight_tiers.items())
             ],

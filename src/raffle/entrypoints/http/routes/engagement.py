@@ -20,12 +20,14 @@ from raffle.entrypoints.http.engagement_schemas import (
     RebateOut,
     SignInOut,
     SignInsOut,
+    SkuOut,
 )
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import AccountOut
 from raffle.service.points import Exchange, exchange, my_points
 from raffle.service.rebates import Behaviour, rebate, sign_in, sign_ins
+from raffle.service.shop import shop
 
 router = APIRouter(tags=["engagement"])
 
@@ -91,6 +93,14 @@ async def calendar(
         signed_today=found.signed_today,
         streak=found.streak,
     )
+
+
+@router.get("/api/activities/{activity_id}/skus", tags=["player"], responses=documented(404))
+async def skus(activity_id: int, raffle: RaffleDep) -> list[SkuOut]:
+    """The activity's SKUs (public): the chances each adds, its points price, its stock left.
+    Buy one with `POST /api/me/points/exchanges`."""
+    found = await shop(activity_id, catalogue=raffle.catalogue, config=raffle.uow)
+    return [SkuOut.of(i) for i in found]
 
 
 @router.get("/api/me/points", responses=documented(401, 422))

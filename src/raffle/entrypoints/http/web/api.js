@@ -25,6 +25,7 @@ const MESSAGES = {
   rate_limited: "Too fast. Wait a moment and try again.",
   insufficient_points: "Not enough points for that.",
   sku_sold_out: "Sold out.",
+  invalid_address: "Please check the address: see the fields marked.",
   forbidden: "Operators only: this account has no admin role.",
   idempotency_key_in_flight: "Still working on your last request.",
   contention: "Busy right now. Try again.",

@@ -1,4 +1,273 @@
-// The player page: log in, choose an activity, draw. (Filled in by the player page work.)
-import { notify } from "/web/api.js";
+// The player page: log in or register, choose an activity (remembered in the URL hash,
+// #/activity/ID), draw on the prize board, sign in daily, spend points on chances, follow the
+// delivery of prizes won. Every call goes through api.js; a 401 anywhere returns to the login
+// form with "session expired"; other problems are shown in the notice bar.
+//
+// Stable hooks for tests (tests/browser/player.py): the login form [data-testid=login] with
+// fields labelled Name and Password and buttons "Log in" / "Register"; [data-testid=logout];
+// the activity chooser [data-testid=activity]; [data-testid=draw-reason] says why the draw
+// button is off. The board, engage and prizes modules list theirs.
+import { Problem, api, fail, h, notify, session } from "/web/api.js";
+import { Board, boardItems, tiers } from "/web/board.js";
+import * as engage from "/web/engage.js";
+import * as prizes from "/web/prizes.js";
 
-notify("Welcome", "info");
+const app = document.getElementById("app");
+const who = document.getElementById("who");
+const board = new Board(onDraw);
+const state = { activities: [], activity: null, odds: null, mine: null, points: null };
+const slots = {}; // the panels' bodies, by name
+let polls = 0; // my prizes are read again while a delivery is under way, a few times
+let pollTimer = 0;
+let prizeReads = 0;
+let loads = 0;
+let drawing = false;
+
+function handle(error) {
+  if (error instanceof Problem && error.code === "not_authenticated") return showLogin(error.message);
+  fail(error);
+}
+
+// --- logging in -------------------------------------------------------------------------
+
+function showLogin(message = "") {
+  session.token = null;
+  loads++; // what is still in flight is not shown
+  prizeReads++;
+  clearTimeout(pollTimer);
+  who.replaceChildren();
+  notify(message, "error");
+  const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
+  const password = h("input", { id: "login-password", name: "password", type: "password",
+    autocomplete: "current-password", required: true });
+  const form = h("form", { class: "login", "data-testid": "login" },
+    h("label", { for: "login-name" }, "Name", name),
+    h("label", { for: "login-password" }, "Password", password),
+    h("div", { class: "row" },
+      h("button", { class: "primary", type: "submit" }, "Log in"),
+      h("button", { type: "button", onclick: () => enter(name.value, password.value, true) }, "Register")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    enter(name.value, password.value, false);
+  });
+  app.replaceChildren(h("section", { class: "card login-card" }, h("h2", {}, "Log in to draw"), form));
+}
+
+async function enter(name, password, register) {
+  const credentials = { name: name.trim(), password };
+  if (!credentials.name || !password) return notify("Enter a name and a password.", "error");
+  try {
+    if (register) await api("/api/auth/register", { method: "POST", json: credentials });
+    const answer = await api("/api/auth/login", { method: "POST", json: credentials });
+    session.token = answer.token;
+    notify(register ? `Welcome, ${answer.user.id}!` : "", "ok");
+    await showPlayer(answer.user);
+  } catch (error) {
+    fail(error);
+  }
+}
+
+async function logout() {
+  try {
+    await api("/api/auth/logout", { method: "POST" });
+  } catch {
+    // the session may be gone already: logged out either way
+  }
+  showLogin();
+  notify("Logged out.", "info");
+}
+
+// --- the page ---------------------------------------------------------------------------
+
+function panel(name, title, wide = false) {
+  slots[name] = h("div", { class: "slot" });
+  return h("section", { class: `card ${wide ? "wide" : ""} ${name}-card`, "data-testid": `${name}-panel` },
+    h("h2", {}, title), slots[name]);
+}
+
+async function showPlayer(user) {
+  who.replaceChildren(h("span", {}, user.id), " ",
+    h("button", { class: "link", "data-testid": "logout", onclick: logout }, "Log out"));
+  const chooser = h("select", { id: "activity", "data-testid": "activity", "aria-label": "Activity",
+    onchange: (event) => { location.hash = `#/activity/${event.target.value}`; } });
+  app.replaceChildren(
+    h("section", { class: "card wide chooser" }, h("label", { for: "activity" }, "Activity", chooser),
+      h("p", { class: "muted", id: "activity-about" })),
+    h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, "Draw"),
+      board.grid, board.result, h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
+      h("div", { id: "tiers" })),
+    panel("chances", "My chances"), panel("points", "Points and shop"),
+    panel("odds", "Published odds"), panel("prizes", "My prizes", true));
+  state.activities = await api("/api/activities");
+  chooser.replaceChildren(...state.activities.map((a) =>
+    h("option", { value: a.id }, `${a.name} (${a.state})`)));
+  if (!state.activities.length) return notify("No activity yet. Come back soon.", "info");
+  await choose(hashActivity() ?? firstRunning());
+}
+
+function hashActivity() {
+  const id = Number(/^#\/activity\/(\d+)$/.exec(location.hash)?.[1]);
+  return state.activities.some((a) => a.id === id) ? id : null;
+}
+
+function firstRunning() {
+  return (state.activities.find((a) => a.state === "running") ?? state.activities[0]).id;
+}
+
+async function choose(id) {
+  document.getElementById("activity").value = String(id);
+  if (location.hash !== `#/activity/${id}`) history.replaceState(null, "", `#/activity/${id}`);
+  await load(id);
+}
+
+// Everything the page shows of the activity, read again after each draw, sign-in or purchase.
+async function load(id) {
+  const read = ++loads;
+  const found = await Promise.all([
+    api(`/api/activities/${id}`), api(`/api/activities/${id}/prizes`),
+    api(`/api/activities/${id}/sign-ins`), api("/api/me/points"), api(`/api/activities/${id}/skus`),
+  ]).catch((error) => {
+    if (read === loads) throw error; // else a newer read (or the login form) took over
+  });
+  if (read !== loads) return;
+  const [odds, mine, signIns, points, skus] = found;
+  Object.assign(state, { activity: odds.activity, odds, mine, signIns, points, skus });
+  if (board.grid.dataset.activity !== String(id)) board.clear();
+  board.grid.dataset.activity = String(id);
+  document.getElementById("activity-about").textContent = odds.activity.description;
+  document.title = `${odds.activity.name} · raffle`;
+  renderBoard();
+  renderChances();
+  renderShop();
+  slots.odds.replaceChildren(prizes.oddsTable(odds));
+  polls = 0;
+  await loadMyPrizes();
+}
+
+// --- rendering ----------------------------------------------------------------------------
+
+function renderBoard() {
+  board.render(boardItems(state.mine, state.odds));
+  const titles = new Map(state.mine.prizes.map((p) => [p.award_id, p.title]));
+  document.getElementById("tiers").replaceChildren(tiers(state.mine, titles));
+  renderDrawButton();
+}
+
+// Off while a draw is in flight, whatever else is read again meanwhile.
+function renderDrawButton() {
+  const why = engage.whyNoDraw(state.activity, state.mine.account);
+  board.button.disabled = drawing || Boolean(why);
+  document.getElementById("draw-reason").textContent = why ?? "";
+}
+
+function renderChances() {
+  const open = !engage.whyClosed(state.activity);
+  slots.chances.replaceChildren(engage.chancesCard(state.mine.account),
+    h("h3", {}, "Daily sign-in"), engage.signInButton(state.signIns, open, onSignIn),
+    engage.calendar(state.signIns));
+  renderDrawButton();
+}
+
+function renderShop() {
+  const open = !engage.whyClosed(state.activity);
+  const available = state.points.balance.available;
+  slots.points.replaceChildren(engage.pointsLine(state.points),
+    engage.shop(state.skus, available, open, onBuy));
+}
+
+// My prizes, read again every half second while a delivery is under way (a few times). Only
+// the latest read is shown: an older answer arriving late must not undo a newer one.
+async function loadMyPrizes() {
+  const mine = ++prizeReads;
+  clearTimeout(pollTimer);
+  const history = await api("/api/me/prizes").catch((error) => {
+    if (mine === prizeReads) throw error;
+  });
+  if (mine !== prizeReads) return;
+  const names = new Map(state.activities.map((a) => [a.id, a.name]));
+  slots.prizes.replaceChildren(prizes.myPrizes(history, names, onSaveAddress, slots.prizes));
+  const underWay = history.draws.some((d) => d.state === "create");
+  if (underWay && polls++ < 20) pollTimer = setTimeout(() => loadMyPrizes().catch(handle), 500);
+}
+
+function refresh() {
+  return load(state.activity.id);
+}
+
+// --- actions ------------------------------------------------------------------------------
+
+// One Idempotency-Key per click (api.js makes it), and the button off until the answer is
+// in: a double click draws once.
+async function onDraw() {
+  if (drawing || board.button.disabled) return;
+  drawing = true;
+  board.button.disabled = true;
+  notify("");
+  board.start();
+  let ok = false;
+  try {
+    const won = await api(`/api/activities/${state.activity.id}/draws`, { method: "POST" });
+    await board.stop(won.award_id, won.award_title);
+    notify(`You won: ${won.award_title}`, "ok");
+    ok = true;
+  } catch (error) {
+    handle(error);
+  }
+  drawing = false;
+  if (session.token) await refresh().catch(handle);
+  board.done(ok);
+}
+
+async function onSignIn(event) {
+  event.target.disabled = true;
+  try {
+    const done = await api(`/api/activities/${state.activity.id}/sign-in`, { method: "POST" });
+    const gifts = [done.rebate.points && `+${done.rebate.points} points`, done.rebate.sku && "more chances"];
+    notify(done.granted ? `Signed in. ${gifts.filter(Boolean).join(", ")}. Streak: ${done.streak}.`
+      : "Already signed in today.", "ok");
+    await refresh();
+  } catch (error) {
+    handle(error);
+  }
+}
+
+async function onBuy(sku) {
+  for (const button of slots.points.querySelectorAll("button")) button.disabled = true;
+  try {
+    await api("/api/me/points/exchanges", { method: "POST", json: { sku: sku.sku } });
+    notify(`Bought ${sku.total} chances for ${sku.price_points} points.`, "ok");
+    await refresh();
+  } catch (error) {
+    handle(error);
+    if (session.token) renderShop();
+  }
+}
+
+async function onSaveAddress(draw, form) {
+  prizes.showFieldErrors(form, []);
+  try {
+    await api(`/api/me/prizes/${draw.order_id}/address`, { method: "PUT", json: prizes.addressOf(form) });
+    delete form.dataset.dirty;
+    notify(`Address saved for ${draw.award_title}.`, "ok");
+    await loadMyPrizes();
+  } catch (error) {
+    prizes.showFieldErrors(form, error.errors ?? []);
+    handle(error);
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  const id = hashActivity();
+  if (session.token && id && id !== state.activity?.id) choose(id).catch(handle);
+});
+
+async function boot() {
+  if (!session.token) return showLogin();
+  try {
+    await showPlayer(await api("/api/auth/me"));
+  } catch (error) {
+    handle(error);
+  }
+}
+
+boot();

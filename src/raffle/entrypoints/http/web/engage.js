@@ -1,0 +1,94 @@
+// What keeps a player drawing: chances left, the daily sign-in with its calendar and streak,
+// points and the shop that turns them into chances.
+//
+// Stable hooks for tests: [data-testid=chances] (data-chances, data-total-left,
+// data-day-left, data-month-left), [data-testid=sign-in] (the button), [data-testid=calendar]
+// (cells [data-day], class "signed" / "today"), [data-testid=streak] (data-streak),
+// [data-testid=points] (data-available), [data-testid=sku] rows (data-sku) with a "Buy" button.
+import { h } from "/web/api.js";
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// Why the activity takes no draw, sign-in or purchase now, or null when it is open.
+export function whyClosed(activity) {
+  const now = Date.now();
+  if (activity.state !== "running") return "This activity is closed now.";
+  if (now < Date.parse(activity.begin_at)) return "This activity has not started yet.";
+  if (now >= Date.parse(activity.end_at)) return "This activity has ended.";
+  return null;
+}
+
+// Why the draw button is off, or null when a draw may go ahead.
+export function whyNoDraw(activity, account) {
+  const closed = whyClosed(activity);
+  if (closed) return closed;
+  if (!account || account.chances > 0) return null;
+  if (account.total_left <= 0) return "No chances left. Sign in daily or spend points for more.";
+  if (account.day_left <= 0) {
+    return "Today's chances are used up. Come back tomorrow, or buy more with points.";
+  }
+  return "This month's chances are used up. Buy more with points.";
+}
+
+export function chancesCard(account) {
+  const stat = (label, value, id) => h("div", { class: "stat" },
+    h("strong", { "data-testid": id }, String(value)), h("span", { class: "muted" }, label));
+  return h("div", {
+    class: "stats", "data-testid": "chances",
+    dataset: { chances: account.chances, totalLeft: account.total_left,
+      dayLeft: account.day_left, monthLeft: account.month_left },
+  },
+  stat("draws now", account.chances, "chances-now"),
+  stat("left in all", account.total_left, "chances-total"),
+  stat("left today", account.day_left, "chances-today"),
+  stat("left this month", account.month_left, "chances-month"));
+}
+
+// A month as a calendar, Monday first; signed days marked, today outlined.
+export function calendar(signIns) {
+  const [year, month] = signIns.month.split("-").map(Number);
+  const first = (new Date(year, month - 1, 1).getDay() + 6) % 7;
+  const length = new Date(year, month, 0).getDate();
+  const today = signIns.today.startsWith(signIns.month) ? Number(signIns.today.slice(8)) : 0;
+  const signed = new Set(signIns.days);
+  const cells = ["Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"].map((d) => h("span", { class: "dow" }, d));
+  for (let i = 0; i < first; i++) cells.push(h("span", {}));
+  for (let d = 1; d <= length; d++) {
+    const classes = [signed.has(d) && "signed", d === today && "today"].filter(Boolean).join(" ");
+    const date = `${signIns.month}-${String(d).padStart(2, "0")}`;
+    cells.push(h("span", { class: `day ${classes}`, "data-day": d,
+      "aria-label": `${date}${signed.has(d) ? " signed in" : ""}` }, String(d)));
+  }
+  return h("div", {},
+    h("div", { class: "calendar", "data-testid": "calendar", "data-month": signIns.month }, cells),
+    h("p", { "data-testid": "streak", "data-streak": signIns.streak },
+      `Streak: ${plural(signIns.streak, "day")}`));
+}
+
+export function signInButton(signIns, open, onSignIn) {
+  const done = signIns.signed_today;
+  return h("button", {
+    class: "primary", "data-testid": "sign-in", disabled: done || !open, onclick: onSignIn },
+    done ? "Signed in today ✓" : "Sign in today");
+}
+
+export function pointsLine(points) {
+  return h("p", { "data-testid": "points", "data-available": points.balance.available },
+    h("strong", {}, String(points.balance.available)), " points to spend ",
+    h("span", { class: "muted" }, `(${points.balance.total} earned in all)`));
+}
+
+// The shop: a SKU the balance cannot pay or that is sold out cannot be bought (no 409 asked for).
+export function shop(skus, available, open, onBuy) {
+  if (!skus.length) return h("p", { class: "muted" }, "Nothing on sale in this activity.");
+  if (!open) return h("p", { class: "muted" }, "The shop is closed with the activity.");
+  return h("ul", { class: "shop" }, skus.map((s) => {
+    const short = available < s.price_points;
+    const out = s.stock_left <= 0;
+    return h("li", { "data-testid": "sku", "data-sku": s.sku },
+      h("span", {}, h("strong", {}, plural(s.total, "chance")),
+        h("span", { class: "muted" }, ` (up to ${s.day} a day, ${s.month} a month) · ${s.stock_left} left`)),
+      h("button", { disabled: short || out, title: out ? "Sold out" : short ? "Not enough points" : "",
+        onclick: () => onBuy(s) }, `Buy for ${s.price_points} points`));
+  }));
+}

@@ -1,0 +1,119 @@
+// After the draw: my prizes with their delivery, the shipping address of physical prizes, and
+// the published odds of the activity.
+//
+// Stable hooks for tests: [data-testid=my-prize] items (data-order, data-state) with
+// [data-testid=delivery] (the delivery in words) and, for physical prizes, a form
+// [data-testid=address] whose fields are labelled Recipient, Phone, Region, Address,
+// Postcode; [data-testid=odds] is the odds table (rows [data-award]).
+import { h } from "/web/api.js";
+
+const STATES = {
+  create: ["on its way", ""],
+  completed: ["delivered", "ok"],
+  failed: ["delayed, we are on it", "bad"],
+};
+const SHIPMENTS = {
+  awaiting_address: "waiting for your address",
+  ready: "address received, to be shipped",
+  shipped: "shipped",
+};
+const FIELDS = [
+  ["name", "Recipient", "name"],
+  ["phone", "Phone", "tel"],
+  ["region", "Region", "address-level1"],
+  ["line", "Address", "street-address"],
+  ["postcode", "Postcode", "postal-code"],
+];
+
+// What the delivery left, in words.
+function delivered(draw) {
+  const d = draw.delivery;
+  if (draw.award_kind === "points" || draw.award_kind === "random_points") {
+    return draw.points ? `${draw.points} points` : "points";
+  }
+  if (!d) return draw.award_kind === "chances" ? "extra chances" : "";
+  if (d.coupon_code) return `code ${d.coupon_code}`;
+  if (d.content_id) return `content ${d.content_id} unlocked`;
+  if (d.shipment) {
+    const s = d.shipment;
+    return SHIPMENTS[s.state] + (s.tracking ? ` (tracking ${s.tracking})` : "");
+  }
+  return draw.award_kind === "physical" ? SHIPMENTS.awaiting_address : "";
+}
+
+function addressForm(draw, onSave) {
+  const current = draw.delivery?.shipment?.address ?? {};
+  const form = h("form", { class: "address", "data-testid": "address", novalidate: true });
+  for (const [field, label, autocomplete] of FIELDS) {
+    const id = `${draw.order_id}-${field}`;
+    form.append(h("label", { for: id }, label,
+      h("input", { id, name: field, autocomplete, value: current[field] ?? "" }),
+      h("span", { class: "field-error", "data-for": field })));
+  }
+  form.append(h("button", { class: "primary", type: "submit" }, "Save address"));
+  // A form being filled in survives the list being read again (see myPrizes).
+  form.addEventListener("input", () => { form.dataset.dirty = "true"; });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    onSave(draw, form);
+  });
+  return form;
+}
+
+// Show `problem.errors` ({at: "name" or "body.name", message}) next to their fields.
+export function showFieldErrors(form, errors) {
+  for (const input of form.querySelectorAll("input")) input.removeAttribute("aria-invalid");
+  for (const span of form.querySelectorAll(".field-error")) span.textContent = "";
+  for (const { at, message } of errors) {
+    const field = String(at).split(".").pop();
+    const span = form.querySelector(`.field-error[data-for="${field}"]`);
+    if (!span) continue;
+    span.textContent = message;
+    form.querySelector(`input[name="${field}"]`).setAttribute("aria-invalid", "true");
+  }
+}
+
+export function addressOf(form) {
+  return Object.fromEntries(FIELDS.map(([field]) => [field, form.elements[field].value.trim()]));
+}
+
+function prizeItem(draw, names, onSave, editing) {
+  const [state, tone] = STATES[draw.state] ?? [draw.state, ""];
+  const shipping = draw.award_kind === "physical" && draw.delivery?.shipment?.state !== "shipped";
+  return h("li", { "data-testid": "my-prize", "data-order": draw.order_id, "data-state": draw.state },
+    h("div", { class: "prize-line" },
+      h("strong", {}, draw.award_title),
+      h("span", { class: `badge ${tone}`, "data-testid": "state" }, state)),
+    h("div", { class: "muted" },
+      `${names.get(draw.activity_id) ?? draw.activity_id} · ${new Date(draw.created_at).toLocaleString()} · `,
+      h("span", { "data-testid": "delivery" }, delivered(draw))),
+    shipping ? editing.get(draw.order_id) ?? h("details", { open: !draw.delivery?.shipment?.address },
+      h("summary", {}, "Shipping address"), addressForm(draw, onSave)) : null);
+}
+
+// `shown`: the list on the page now, whose address forms with unsaved input are kept as they
+// are (the list is read again while deliveries are under way).
+export function myPrizes(history, names, onSave, shown) {
+  if (!history.draws.length) return h("p", { class: "muted" }, "No prizes yet. Draw to win one.");
+  const editing = new Map([...shown.querySelectorAll("[data-testid=my-prize]")]
+    .filter((item) => item.querySelector("form[data-dirty]"))
+    .map((item) => [item.dataset.order, item.querySelector("details")]));
+  return h("ul", { class: "my-prizes" }, history.draws.map((d) => prizeItem(d, names, onSave, editing)));
+}
+
+const percent = (rate) => `${(Number(rate) * 100).toFixed(4).replace(/\.?0+$/, "")}%`;
+
+export function oddsTable(odds) {
+  const rows = odds.prizes.map((p) => h("tr", { "data-award": p.award_id },
+    h("td", {}, p.title), h("td", {}, percent(p.rate)),
+    h("td", {}, p.stock === null ? "unlimited" : `${p.stock_left ?? "?"} / ${p.stock}`),
+    h("td", {}, p.lock_after ? `from draw ${p.lock_after}` : "")));
+  if (Number(odds.fallback_rate) > 0 && !odds.prizes.some((p) => p.award_id === odds.fallback_award_id)) {
+    rows.push(h("tr", { "data-award": odds.fallback_award_id },
+      h("td", {}, odds.fallback_title), h("td", {}, percent(odds.fallback_rate)),
+      h("td", {}, "unlimited"), h("td", {})));
+  }
+  return h("div", { class: "scroll" }, h("table", { "data-testid": "odds" },
+    h("thead", {}, h("tr", {}, ["Prize", "Chance", "Stock left", "Locked until"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, rows)));
+}
