@@ -1,18 +1,18 @@
 """The operator console in a real browser: from an empty database an operator builds a
 campaign in the forms (one field error shown next to its field, then fixed), moves the
-activity through review to running, watches a player's win arrive in the live view, and
-exports a file holding the new activity. A non-admin is turned away."""
+activity through review to running, watches a player's win on the player page arrive in
+the live view, and exports a file holding the new activity. A non-admin is turned away."""
 
 from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
 
 import httpx
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import DESKTOP, PASSWORD, PHONE, OpenTab, Server, Tab
+from tests.browser.player import chances, choose_activity, draw, register
 
 ACTIVITY = 100001
 CONFLICT = "Failed to load resource: the server responded with a status of 409 (Conflict)"
@@ -27,26 +27,6 @@ def log_in(tab: Tab, name: str) -> None:
     tab.page.locator("#login-name").fill(name)
     tab.page.locator("#login-password").fill(PASSWORD)
     tab.page.locator("#login").click()
-
-
-class Player:
-    """A player drawing through the HTTP API. (The player page's helpers can stand in here
-    once they exist: register, then draw in the activity.)"""
-
-    def __init__(self, server: Server, name: str = "player1") -> None:
-        self.url = server.url
-        credentials = {"name": name, "password": PASSWORD}
-        with httpx.Client(base_url=server.url, timeout=10) as client:
-            assert client.post("/api/auth/register", json=credentials).status_code == 201
-            token = client.post("/api/auth/login", json=credentials).json()["token"]
-        self.auth = {"Authorization": f"Bearer {token}"}
-
-    def draw(self, activity_id: int) -> dict[str, Any]:
-        headers = self.auth | {"Idempotency-Key": str(uuid.uuid4())}
-        url = f"{self.url}/api/activities/{activity_id}/draws"
-        drawn = httpx.post(url, headers=headers, timeout=10)
-        assert drawn.status_code == 201, drawn.text
-        return dict(drawn.json())
 
 
 def build_campaign(page: Page) -> None:
@@ -112,8 +92,12 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     page.locator("#revert").click()
     expect(page.locator("#f-strategies-0-prizes-0-rate")).to_have_value("1")
 
-    player = Player(blank_server)
-    assert player.draw(ACTIVITY)["award_id"] == 102  # rate 1: certain
+    # A player wins in it on the player page: rate 1 makes the prize certain.
+    player = tab(blank_server.url + "/", PHONE)
+    register(player.page, "player1")
+    choose_activity(player.page, ACTIVITY)
+    assert chances(player.page) == 3  # the welcome pack the operator chose
+    assert draw(player.page) == "Ten points"
 
     page.locator("#tab-live").click()
     expect(page.locator("#live-activity")).to_have_value(str(ACTIVITY))
@@ -123,7 +107,7 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(prize.locator('[data-col="stock"]')).to_have_text("5")
     expect(prize.locator('[data-col="left"]')).to_have_text("4")
     expect(page.get_by_test_id("draws-chart").locator('rect.bar[data-draws="1"]')).to_have_count(1)
-    player.draw(ACTIVITY)  # seen without a click: the view refreshes itself
+    assert draw(player.page) == "Ten points"  # seen without a click: the view refreshes itself
     expect(page.get_by_test_id("stat-draws").locator("strong")).to_have_text("2")
     expect(prize.locator('[data-col="left"]')).to_have_text("3")
     console.screenshot("console-live-desktop")
@@ -153,6 +137,7 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     page.get_by_test_id(f"act-{ACTIVITY}-reopen").click()
     expect(page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("running")
     assert console.errors == [*PROVOKED, CONFLICT], "only the refused requests log errors"
+    assert player.errors == []
 
     phone = tab(blank_server.url + "/console", PHONE)
     log_in(phone, operator)
