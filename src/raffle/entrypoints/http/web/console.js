@@ -81,6 +81,7 @@ async function showConsole(me) {
   const show = (key) => {
     tabs.forEach((t) => t.setAttribute("aria-selected", String(t.id === `tab-${key}`)));
     panel.replaceChildren(views[key]);
+    notify(""); // a message belongs to the view it came from
     if (key === "live") live.start();
     else live.stop();
   };
