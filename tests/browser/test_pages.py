@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from tests.browser.conftest import DESKTOP, PHONE, OpenTab, Server
@@ -18,3 +19,10 @@ def test_page_loads_without_console_errors(
     width = opened.page.evaluate("document.documentElement.scrollWidth")
     assert width <= viewport["width"], "the page scrolls sideways"
     assert opened.errors == []
+
+
+def test_pages_forbid_scripts_from_anywhere_else(demo_server: Server) -> None:
+    for path in ("/", "/console"):
+        policy = httpx.get(demo_server.url + path).headers["content-security-policy"]
+        assert "default-src 'self'" in policy
+        assert "frame-ancestors 'none'" in policy

@@ -10,17 +10,28 @@ from fastapi.staticfiles import StaticFiles
 
 WEB = Path(__file__).parents[1] / "web"
 
+# The pages load only their own scripts and styles: an injected <script> or inline handler
+# would not run, and no other site may frame the console.
+POLICY = {
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+        "form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/")
 async def player() -> FileResponse:
-    return FileResponse(WEB / "player.html")
+    return FileResponse(WEB / "player.html", headers=POLICY)
 
 
 @router.get("/console")
 async def console() -> FileResponse:
-    return FileResponse(WEB / "console.html")
+    return FileResponse(WEB / "console.html", headers=POLICY)
 
 
 def assets() -> StaticFiles:

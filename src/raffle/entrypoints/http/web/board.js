@@ -58,8 +58,10 @@ export class Board {
     this.grid.style.setProperty("--k", k);
     this.cells = spots.map(([row, col], i) => {
       const item = items[i] ?? items.find((p) => p.fallback) ?? items[items.length - 1] ?? {};
-      return h("div", { class: "cell", "data-testid": "cell", "data-award": item.award_id,
-        style: `grid-row:${row};grid-column:${col}` }, ...cellBody(item));
+      const cell = h("div", { class: "cell", "data-testid": "cell", "data-award": item.award_id },
+        ...cellBody(item));
+      cell.style.cssText = `grid-row:${row};grid-column:${col}`; // CSSOM: allowed by the CSP
+      return cell;
     });
     this.button.style.cssText = `grid-row:2/${k};grid-column:2/${k}`;
     this.grid.replaceChildren(...this.cells, this.button);
