@@ -46,7 +46,7 @@ class RabbitBroker:
         topics: Sequence[str],
         attempts: int,
         timeout: float,
-        prefetch: int = 200,
+        prefetch: int = 800,
     ) -> None:
         self._url = url
         self._topics = tuple(topics)
