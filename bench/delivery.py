@@ -33,6 +33,7 @@ from sqlalchemy.pool import NullPool
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from raffle.bootstrap import Raffle  # noqa: E402
 from raffle.domain.draws import Win  # noqa: E402
 from raffle.service.delivery import won_message  # noqa: E402
 from raffle.settings import Settings  # noqa: E402
@@ -57,27 +58,33 @@ async def _admin(url: str, statement: str) -> None:
 
 async def write_wins(settings: Settings, messages: int) -> None:
     raffle = await pipeline(settings, delivery_campaign())
-    now = datetime.now(UTC)
     try:
-        by_user: dict[str, list[Win]] = {}
-        for n in range(messages):
-            user = f"u{n % 2000:05d}"
-            award = CHANCES if n % 2 else THANKS
-            win = Win(f"{n:024x}", user, ACTIVITY, STRATEGY, award, None, "default", now)
-            by_user.setdefault(user, []).append(win)
-
-        async def write(user: str, wins: list[Win]) -> None:
-            async with raffle.shards.for_user(user) as uow:
-                for win in wins:
-                    await uow.wins.add(win)
-                    await uow.outbox.add(won_message(win, now))
-                await uow.commit()
-
-        pending = list(by_user.items())
-        for i in range(0, len(pending), 20):
-            await asyncio.gather(*(write(u, w) for u, w in pending[i : i + 20]))
+        await write_range(raffle, 0, messages)
     finally:
         await raffle.close()
+
+
+async def write_range(raffle: Raffle, first: int, last: int) -> None:
+    """Wins number `first` to `last` - 1 with their outbox messages, a user's in one
+    transaction (2,000 users; odd numbers CHANCES, even THANKS)."""
+    now = datetime.now(UTC)
+    by_user: dict[str, list[Win]] = {}
+    for n in range(first, last):
+        user = f"u{n % 2000:05d}"
+        award = CHANCES if n % 2 else THANKS
+        win = Win(f"{n:024x}", user, ACTIVITY, STRATEGY, award, None, "default", now)
+        by_user.setdefault(user, []).append(win)
+
+    async def write(user: str, wins: list[Win]) -> None:
+        async with raffle.shards.for_user(user) as uow:
+            for win in wins:
+                await uow.wins.add(win)
+                await uow.outbox.add(won_message(win, now))
+            await uow.commit()
+
+    pending = list(by_user.items())
+    for i in range(0, len(pending), 20):
+        await asyncio.gather(*(write(u, w) for u, w in pending[i : i + 20]))
 
 
 Sample = tuple[float, int, float, float]  # seconds, completed, worker CPU s, server CPU s
