@@ -74,7 +74,10 @@ class PgDeliveryRepository(SqlDeliveryRepository):
         self._driver = driver
 
     async def add_many(self, grants: Sequence[Grant], at: datetime) -> set[str]:
-        unique = list({g.order_id: g for g in reversed(grants)}.values())[::-1]
+        first: dict[str, Grant] = {}
+        for g in grants:  # an order twice in the list: one row, the first
+            first.setdefault(g.order_id, g)
+        unique = list(first.values())
         columns = (
             [g.order_id for g in unique],
             [g.user_id for g in unique],
