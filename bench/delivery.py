@@ -33,6 +33,7 @@ from sqlalchemy.pool import NullPool
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from raffle.bootstrap import Raffle  # noqa: E402
 from raffle.domain.draws import Win  # noqa: E402
 from raffle.service.delivery import won_message  # noqa: E402
 from raffle.settings import Settings  # noqa: E402
@@ -57,37 +58,47 @@ async def _admin(url: str, statement: str) -> None:
 
 async def write_wins(settings: Settings, messages: int) -> None:
     raffle = await pipeline(settings, delivery_campaign())
-    now = datetime.now(UTC)
     try:
-        by_user: dict[str, list[Win]] = {}
-        for n in range(messages):
-            user = f"u{n % 2000:05d}"
-            award = CHANCES if n % 2 else THANKS
-            win = Win(f"{n:024x}", user, ACTIVITY, STRATEGY, award, None, "default", now)
-            by_user.setdefault(user, []).append(win)
-
-        async def write(user: str, wins: list[Win]) -> None:
-            async with raffle.shards.for_user(user) as uow:
-                for win in wins:
-                    await uow.wins.add(win)
-                    await uow.outbox.add(won_message(win, now))
-                await uow.commit()
-
-        pending = list(by_user.items())
-        for i in range(0, len(pending), 20):
-            await asyncio.gather(*(write(u, w) for u, w in pending[i : i + 20]))
+        await write_range(raffle, 0, messages)
     finally:
         await raffle.close()
 
 
-async def watch(settings: Settings, messages: int) -> tuple[float, list[tuple[float, int]]]:
+async def write_range(raffle: Raffle, first: int, last: int) -> None:
+    """Wins number `first` to `last` - 1 with their outbox messages, a user's in one
+    transaction (2,000 users; odd numbers CHANCES, even THANKS)."""
+    now = datetime.now(UTC)
+    by_user: dict[str, list[Win]] = {}
+    for n in range(first, last):
+        user = f"u{n % 2000:05d}"
+        award = CHANCES if n % 2 else THANKS
+        win = Win(f"{n:024x}", user, ACTIVITY, STRATEGY, award, None, "default", now)
+        by_user.setdefault(user, []).append(win)
+
+    async def write(user: str, wins: list[Win]) -> None:
+        async with raffle.shards.for_user(user) as uow:
+            for win in wins:
+                await uow.wins.add(win)
+                await uow.outbox.add(won_message(win, now))
+            await uow.commit()
+
+    pending = list(by_user.items())
+    for i in range(0, len(pending), 20):
+        await asyncio.gather(*(write(u, w) for u, w in pending[i : i + 20]))
+
+
+Sample = tuple[float, int, float, float]  # seconds, completed, worker CPU s, server CPU s
+
+
+async def watch(settings: Settings, messages: int, pids: list[int]) -> tuple[float, list[Sample]]:
     raffle = await pipeline(settings)
     began = time.monotonic()
-    samples: list[tuple[float, int]] = []
+    samples: list[Sample] = []
     try:
         while True:
             found = await counts(raffle)
-            samples.append((time.monotonic() - began, found.completed))
+            workers = sum(_cpu_seconds(pid) for pid in pids)
+            samples.append((time.monotonic() - began, found.completed, workers, _servers_cpu()))
             if found.completed >= messages:
                 return time.monotonic() - began, samples
             await asyncio.sleep(0.5)
@@ -110,12 +121,56 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+SERVERS = ("postgres", "beam.smp")  # PostgreSQL's backends, RabbitMQ's Erlang VM
+
+
+def _servers_cpu() -> float:
+    """CPU seconds so far of every PostgreSQL and RabbitMQ process on the machine: other
+    sessions' use of the same servers counts too, and backends that exit are lost."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if text.partition("(")[2].partition(")")[0] in SERVERS:
+            fields = text.rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _env(settings: Settings) -> dict[str, object]:
     return {
         "database_url": settings.database_url,
         "shard_urls": settings.shard_urls,
         "shard_tables": settings.shard_tables,
         "broker_url": settings.broker_url,
+    }
+
+
+def _report(
+    args: argparse.Namespace, seconds: float, samples: list[Sample], cpus: list[float]
+) -> dict[str, object]:
+    """Rates, and CPU per delivery over the whole run (startup included) and over the
+    steady part (from 20 % to 80 % of the messages completed)."""
+    n = args.messages
+    steady = [s for s in samples if 0.2 * n <= s[1] <= 0.8 * n]
+    if len(steady) < 2 or steady[-1][1] == steady[0][1]:
+        steady = [samples[0], samples[-1]]
+    (t0, done0, w0, s0), (t1, done1, w1, s1) = steady[0], steady[-1]
+    delivered = max(1, done1 - done0)
+    return {
+        "messages": n,
+        "workers": args.workers,
+        "seconds_to_drain": round(seconds, 1),
+        "deliveries_per_second_overall": round(n / seconds),
+        "deliveries_per_second_steady": round(delivered / max(t1 - t0, 1e-9)),
+        "worker_cpu_ms_per_delivery": round(1000 * sum(cpus) / n, 3),
+        "cpu_ms_per_delivery_by_process": [round(1000 * c / n, 3) for c in cpus],
+        "steady_worker_cpu_ms_per_delivery": round(1000 * (w1 - w0) / delivered, 3),
+        "steady_servers_cpu_ms_per_delivery": round(1000 * (s1 - s0) / delivered, 3),
+        "steady_seconds": round(t1 - t0, 1),
+        "load_average": os.getloadavg()[0],
     }
 
 
@@ -137,31 +192,9 @@ async def main(args: argparse.Namespace) -> None:
         if args.split:
             roles = [["--no-consumers"], *[["--no-relay"]] * args.workers]
         processes = start_workers(settings, roles)
-        seconds, samples = await watch(settings, args.messages)
+        seconds, samples = await watch(settings, args.messages, [p.pid for p in processes])
         cpus = [_cpu_seconds(p.pid) for p in processes]
-        cpu = sum(cpus)
-        steady = [s for s in samples if 0.2 * args.messages <= s[1] <= 0.8 * args.messages]
-        rate = (
-            (steady[-1][1] - steady[0][1]) / (steady[-1][0] - steady[0][0])
-            if len(steady) > 1 and steady[-1][0] > steady[0][0]
-            else args.messages / seconds
-        )
-        print(
-            json.dumps(
-                {
-                    "messages": args.messages,
-                    "workers": args.workers,
-                    "seconds_to_drain": round(seconds, 1),
-                    "deliveries_per_second_overall": round(args.messages / seconds),
-                    "deliveries_per_second_steady": round(rate),
-                    "worker_cpu_ms_per_delivery": round(1000 * cpu / args.messages, 2),
-                    "cpu_ms_per_delivery_by_process": [
-                        round(1000 * c / args.messages, 2) for c in cpus
-                    ],
-                    "load_average": os.getloadavg()[0],
-                }
-            )
-        )
+        print(json.dumps(_report(args, seconds, samples, cpus)))
     finally:
         for process in processes:
             os.killpg(process.pid, signal.SIGTERM)

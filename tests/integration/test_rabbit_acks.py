@@ -10,8 +10,9 @@ import uuid
 from datetime import UTC, datetime
 
 import aio_pika
+import pytest
 
-from raffle.adapters.broker.rabbit import RabbitBroker
+from raffle.adapters.broker.rabbit import NotConfirmed, RabbitBroker
 from raffle.domain.draws import OutboxMessage
 from raffle.service.ports import dead_letters
 
@@ -66,6 +67,33 @@ async def test_handled_messages_are_acknowledged_and_a_rejected_one_comes_back(
         assert sorted(handled) == [m.message_id for m in sent]  # each once, the two included
         assert await _ready(rabbitmq_url, topic) == 0
         assert await _ready(rabbitmq_url, dead_letters(topic)) == 0
+    finally:
+        await broker.close()
+        await _delete(rabbitmq_url, topic, dead_letters(topic))
+
+
+async def test_a_publish_nobody_can_route_is_not_confirmed_and_a_routed_one_arrives_whole(
+    rabbitmq_url: str,
+) -> None:
+    """Publishes go straight on aiormq's channel (rabbit.py): a return is still a failure,
+    and what arrives carries the id, the topic, the key, the payload and the time sent."""
+    topic = f"routes.{uuid.uuid4().hex[:8]}"
+    broker = RabbitBroker(rabbitmq_url, topics=[topic], attempts=5, timeout=10)
+    at = datetime(2026, 11, 22, 3, 4, 5, tzinfo=UTC)
+    arrived: asyncio.Queue[OutboxMessage] = asyncio.Queue()
+
+    async def handle(message: OutboxMessage) -> None:
+        await arrived.put(message)
+
+    try:
+        with pytest.raises(NotConfirmed):
+            await broker.publish(OutboxMessage("m-nowhere", "no.such.queue", "k0", "{}", at))
+        sent = OutboxMessage("m-routed", topic, "order-1", '{"n": 1}', at)
+        await broker.publish(sent)
+        consumer = asyncio.create_task(broker.consume(topic, handle))
+        assert await asyncio.wait_for(arrived.get(), 30) == sent
+        consumer.cancel()
+        await asyncio.gather(consumer, return_exceptions=True)
     finally:
         await broker.close()
         await _delete(rabbitmq_url, topic, dead_letters(topic))

@@ -16,7 +16,7 @@ class Batcher:
     If handling dies (the process is going down), its messages get no answer: unacknowledged,
     the broker gives them to another consumer."""
 
-    def __init__(self, together: Together, *, size: int = 100, wait: float = 0.01) -> None:
+    def __init__(self, together: Together, *, size: int = 400, wait: float = 0.05) -> None:
         self._together, self._size, self._wait = together, size, wait
         self._pending: list[tuple[OutboxMessage, asyncio.Future[None]]] = []
         self._timer: asyncio.TimerHandle | None = None

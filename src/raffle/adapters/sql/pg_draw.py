@@ -134,7 +134,7 @@ def _inserts_sql(inserts: tuple[tuple[Table, tuple[str, ...]], ...]) -> str:
     return f"WITH {ctes} {parts[-1]}" if ctes else parts[-1]
 
 
-def _naive(at: datetime) -> datetime:
+def naive(at: datetime) -> datetime:
     return at.astimezone(UTC).replace(tzinfo=None)  # stored as naive UTC (UtcDateTime)
 
 
@@ -219,7 +219,7 @@ class PgOrderRepository(SqlOrderRepository):
         self._driver = driver
 
     async def add(self, order: RaffleOrder) -> None:
-        self._driver.insert(self._orders, ORDER_COLUMNS, order_values(order, _naive))
+        self._driver.insert(self._orders, ORDER_COLUMNS, order_values(order, naive))
 
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         connection = await self._driver()
@@ -234,7 +234,7 @@ class PgWinRepository(SqlWinRepository):
         self._driver = driver
 
     async def add(self, win: Win) -> None:
-        self._driver.insert(self._table, WIN_COLUMNS, win_values(win, _naive))
+        self._driver.insert(self._table, WIN_COLUMNS, win_values(win, naive))
 
     async def get(self, order_id: str) -> Win | None:
         connection = await self._driver()
@@ -250,4 +250,4 @@ class PgOutboxRepository(SqlOutboxRepository):
         self._driver = driver
 
     async def add(self, message: OutboxMessage) -> None:
-        self._driver.insert(self._table, OUTBOX_COLUMNS, outbox_values(message, _naive))
+        self._driver.insert(self._table, OUTBOX_COLUMNS, outbox_values(message, naive))

@@ -36,6 +36,8 @@ from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, Win
 from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.service.ports import Credit
 
+Summed = dict[tuple[Any, ...], Any]  # key columns -> what is added
+
 Key = Mapping[str, Any]  # column name -> value, naming one row
 
 # The draw runs the same few statements over and over: each is built once per table (and
@@ -209,24 +211,7 @@ class SqlQuotaRepository:
                 await self._add(table, column, {**account, **when}, added)
 
     async def credit_many(self, credits: Sequence[Credit]) -> None:
-        # Summed per account, day and month, in key order: each row is locked once, and
-        # in the same order by every batch.
-        accounts: dict[tuple[str, int], list[int]] = {}
-        days: dict[tuple[str, int, str], int] = {}
-        months: dict[tuple[str, int, str], int] = {}
-        for user_id, activity_id, pack, day, month in credits:
-            added = accounts.setdefault((user_id, activity_id), [0, 0, 0])
-            added[0] += pack.total
-            added[1] += pack.day
-            added[2] += pack.month
-            if pack.day:
-                days[user_id, activity_id, day] = (
-                    days.get((user_id, activity_id, day), 0) + pack.day
-                )
-            if pack.month:
-                months[user_id, activity_id, month] = (
-                    months.get((user_id, activity_id, month), 0) + pack.month
-                )
+        accounts, days, months = self._summed(credits)
         if not accounts:
             return
         make, raise_account, raise_day, raise_month = _credit_statements(
@@ -252,6 +237,24 @@ class SqlQuotaRepository:
                     for (u, a, p), n in sorted(running.items())
                 ]
                 await self._connection.execute(statement, params)
+
+    @staticmethod
+    def _summed(credits: Sequence[Credit]) -> tuple[Summed, Summed, Summed]:
+        """The credits summed per account (total, day, month added), per running day and per
+        running month: each row is then locked once, in key order by every batch."""
+        accounts: dict[tuple[Any, ...], list[int]] = {}
+        days: dict[tuple[Any, ...], int] = {}
+        months: dict[tuple[Any, ...], int] = {}
+        for user_id, activity_id, pack, day, month in credits:
+            added = accounts.setdefault((user_id, activity_id), [0, 0, 0])
+            added[0] += pack.total
+            added[1] += pack.day
+            added[2] += pack.month
+            for running, key, added_to in ((days, day, pack.day), (months, month, pack.month)):
+                if added_to:
+                    at = (user_id, activity_id, key)
+                    running[at] = running.get(at, 0) + added_to
+        return accounts, days, months
 
     async def consume(
         self, user_id: str, activity_id: int, day: str, month: str

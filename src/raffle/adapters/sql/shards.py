@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql import pg_draw, sqlite_draw
+from raffle.adapters.sql import pg_delivery, pg_draw, sqlite_draw
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
 from raffle.adapters.sql.delivery_tables import delivery_table
@@ -105,9 +105,13 @@ class SqlShardUnitOfWork(TransactionScope):
             if self._engine is self._config
             else CommittedCouponCodes(self._config)
         )
-        self.deliveries = SqlDeliveryRepository(
-            connection, delivery_table(self._index), self._tables.award_record
-        )
+        deliveries = delivery_table(self._index)
+        self.deliveries = SqlDeliveryRepository(connection, deliveries, tables.award_record)
+        if self._driver is not None:  # a delivery batch's statements on the driver
+            self.top_ups = pg_delivery.PgTopUpRepository(connection, tables, self._driver)
+            self.deliveries = pg_delivery.PgDeliveryRepository(
+                connection, deliveries, tables.award_record, self._driver
+            )
 
     def _draw_repositories(
         self, connection: SqlConnection
@@ -118,9 +122,9 @@ class SqlShardUnitOfWork(TransactionScope):
         if self._driver is not None:
             driver = self._driver
             return (
-                pg_draw.PgQuotaRepository(connection, tables, driver),
+                pg_delivery.PgDeliveryQuotaRepository(connection, tables, driver),
                 pg_draw.PgOrderRepository(connection, tables, driver),
-                pg_draw.PgWinRepository(connection, tables, driver),
+                pg_delivery.PgDeliveryWinRepository(connection, tables, driver),
                 pg_draw.PgOutboxRepository(connection, tables, driver),
             )
         if (sqlite := sqlite_draw.driver_for(connection)) is not None:
