@@ -183,10 +183,11 @@ def _consume_sql(account: Table, day: Table, month: Table, orders: Table | None 
         "SELECT a.total, a.total_left, a.day, a.month, "
         "(SELECT day_left FROM d) AS day_left, (SELECT month_left FROM m) AS month_left"
     )
-    if orders is None:
-        return f"{taken} FROM a"
-    # With the replay lookup: one row always, the account's columns NULL when no chance was
-    # taken, the order's (from REPLAY_AT on) NULL when the key is new.
+    return f"{taken} FROM a" if orders is None else _with_replay(taken, orders)
+
+
+def _with_replay(taken: str, orders: Table) -> str:
+    # One row always: the account's columns NULL if no chance was taken, the order's NULL if new.
     found = ", ".join(f"o.{name}" for name in ORDER_COLUMNS)
     return (
         f"{taken}, {found} FROM (SELECT 1) AS one LEFT JOIN a ON true "
@@ -212,9 +213,8 @@ class PgQuotaRepository(SqlQuotaRepository):
         if (expected := self._driver.expected) is None or expected[0] != user_id:
             row = await connection.fetchrow(self._consume, user_id, activity_id, day, month)
         else:
-            # The replay lookup rides along. Its snapshot is the statement's start, before
-            # any wait for the account's lock: an order with this key committed during that
-            # wait is missed here, and its twin refused on insert (Driver.flush).
+            # With the replay lookup, whose snapshot predates any wait for the account's lock:
+            # an order of this key committed meanwhile is missed, its twin refused (flush).
             args = (user_id, activity_id, day, month, expected[1])
             row = await connection.fetchrow(self._consume_or_replay, *args)
             found = row[REPLAY_AT] is not None
