@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import (
     Browser,
@@ -27,9 +24,9 @@ from playwright.sync_api import (
 )
 
 from tests.conftest import unavailable
-from tests.e2e.test_serve import free_port
+from tests.raffle_process import RAFFLE, wait_until_serving
+from tests.services import free_port
 
-RAFFLE = Path(sys.executable).parent / "raffle"
 CHROMIUM = os.environ.get("RAFFLE_TEST_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).parents[2] / "artifacts" / "screenshots"
 PHONE: ViewportSize = {"width": 375, "height": 812}
@@ -87,16 +84,7 @@ def _serve(folder: Path, *, demo: bool) -> Iterator[Server]:
     process = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=folder)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, "raffle serve exited"
-            assert time.monotonic() < deadline, "raffle serve did not answer within 60 s"
-            time.sleep(0.2)
+        wait_until_serving(url, process)
         yield Server(url, folder, env)
     finally:
         process.terminate()
