@@ -33,6 +33,7 @@ Rows = CursorResult[*tuple[Any, ...]]  # rows of any width, as AsyncConnection g
 
 BUSY_WAIT_SECONDS = 5.0  # how long a writer waits for another process's lock
 CHECKPOINT_SECONDS = 1.0
+RESTART_FRAMES = 50_000  # ~200 MB of WAL: about 3 s of draws at full speed
 _FIRST_SLEEP, _MAX_SLEEP = 0.001, 0.05
 
 
@@ -115,26 +116,54 @@ class _SqliteSavepoint:
 
 
 class Checkpoints:
-    """Checkpoints of one SQLite file's WAL, one every CHECKPOINT_SECONDS at most, in a worker
-    thread on the writer's connection right after a commit, while that transaction still
-    holds the process's turn.
+    """Checkpoints of one SQLite file's WAL in worker threads, one every CHECKPOINT_SECONDS at
+    most, on a connection of their own beside the writer (PASSIVE: it copies what no reader
+    needs and never waits for, nor blocks, the writer).
 
-    Holding the turn is the point: the checkpoint then catches up with the whole WAL, and
-    the next transaction starts the WAL over. A checkpoint beside a steady writer (as on a
-    connection of its own) never catches up, so the WAL never restarted under load: it grew
-    by ~60 MB a second of draws, and every page read searches the WAL's index, so each
-    draw cost more than the one before. Only SQLite work waits meanwhile, not the loop.
+    Beside a steady writer such a checkpoint never catches up, so the WAL never restarts: it
+    grew by ~60 MB a second of draws, and as every page read searches the WAL's index, each
+    draw then cost more than the one before (+50 % at 1 GB). So once the WAL holds more than
+    RESTART_FRAMES, the next commit is followed by a checkpoint on the writer's own
+    connection while that transaction still holds the process's turn: it catches up (with
+    only what came in since the last one to copy), and the next transaction starts the WAL
+    over. SQLite work waits for that, ~0.1 s on this busy disk, the loop does not.
     """
 
     def __init__(self, path: str) -> None:
         self._path = path
         self._due = 0.0
+        self._running: asyncio.Future[int] | None = None
+        self._catch_up = False
 
     async def after_commit(self, driver: sqlite3.Connection) -> None:
         loop = asyncio.get_running_loop()
-        if loop.time() < self._due:
+        if self._catch_up:
+            self._catch_up = False
+            await self._on_the_writer(loop, driver)
+        elif self._running is None and loop.time() >= self._due:
+            self._due = loop.time() + CHECKPOINT_SECONDS
+            self._running = loop.run_in_executor(None, self._beside)
+            self._running.add_done_callback(self._done)
+
+    def _beside(self) -> int:
+        connection = sqlite3.connect(self._path, timeout=BUSY_WAIT_SECONDS)
+        try:
+            return _checkpoint(connection)
+        finally:
+            connection.close()
+
+    def _done(self, future: asyncio.Future[int]) -> None:
+        self._running = None
+        if future.cancelled():
             return
-        self._due = loop.time() + CHECKPOINT_SECONDS
+        if (error := future.exception()) is not None:
+            log.warning("WAL checkpoint of %s failed: %r", self._path, error)
+        else:
+            self._catch_up = future.result() > RESTART_FRAMES
+
+    async def _on_the_writer(
+        self, loop: asyncio.AbstractEventLoop, driver: sqlite3.Connection
+    ) -> None:
         running = loop.run_in_executor(None, _checkpoint, driver)
         try:
             await asyncio.shield(running)
@@ -146,9 +175,10 @@ class Checkpoints:
             log.warning("WAL checkpoint of %s failed: %r", self._path, error)
 
 
-def _checkpoint(driver: sqlite3.Connection) -> None:
-    # PASSIVE never waits for, nor blocks, a reader or another process's writer.
-    driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+def _checkpoint(connection: sqlite3.Connection) -> int:
+    """A PASSIVE checkpoint; the frames in the WAL since it last started over."""
+    _busy, frames, _copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return int(frames)
 
 
 _sync_engines: weakref.WeakKeyDictionary[Engine, _Twin] = weakref.WeakKeyDictionary()
