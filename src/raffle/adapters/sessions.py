@@ -10,6 +10,7 @@ import contextlib
 import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from redis.asyncio import Redis
 from sqlalchemy import bindparam, delete, event, insert, select, update
@@ -133,9 +134,14 @@ class _SqliteReader:
         return user_id, bool(is_admin), datetime.fromisoformat(expires_at).replace(tzinfo=UTC)
 
     def _open(self) -> sqlite3.Connection:
-        # A short timeout: it blocks the loop, and a miss only costs the slower way.
+        # mode=rw: never creates the file. A short timeout: it blocks the loop, and a miss
+        # only costs the slower way.
         connection = sqlite3.connect(
-            self._path, timeout=0.05, isolation_level=None, check_same_thread=False
+            f"{Path(self._path).resolve().as_uri()}?mode=rw",
+            uri=True,
+            timeout=0.05,
+            isolation_level=None,
+            check_same_thread=False,
         )
         connection.execute("PRAGMA query_only = 1")
         return connection
