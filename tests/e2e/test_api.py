@@ -253,6 +253,19 @@ async def test_the_direct_draw_route_answers_as_fastapis_route_does(api: Api) ->
         assert (await api.client.post(path, headers=alice)).status_code == code, path
 
 
+async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(api: Api) -> None:
+    auth = await api.login("pete")
+    api.raffle.settings = api.raffle.settings.model_copy(update={"draws_per_second": 2})
+    path = f"/api/activities/{ACTIVITY}/draws"
+    answers = [await api.client.post(path, headers=auth) for _ in range(3)]
+    assert [a.status_code for a in answers] == [201, 201, 429]
+    refused = answers[2]
+    assert refused.headers["content-type"] == PROBLEM
+    assert (refused.json()["code"], refused.headers["Retry-After"]) == ("rate_limited", "1")
+    account = (await api.client.get(f"/api/activities/{ACTIVITY}/account", headers=auth)).json()
+    assert account["draws"] == 2
+
+
 async def test_the_reconciliation_report_counts_award_rows(api: Api) -> None:
     admin = await api.login("root", admin=True)
     player = await api.login("ivy")
