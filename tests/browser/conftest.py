@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,7 +72,10 @@ class Server:
         return name
 
 
-def _serve(folder: Path, *, demo: bool) -> Iterator[Server]:
+def _serve(
+    folder: Path, *, demo: bool, settings: Mapping[str, str] | None = None
+) -> Iterator[Server]:
+    """`settings`: more RAFFLE_* variables for this server."""
     port = free_port()
     env = {
         **os.environ,
@@ -80,6 +83,7 @@ def _serve(folder: Path, *, demo: bool) -> Iterator[Server]:
         "RAFFLE_PORT": str(port),
         "RAFFLE_LOAD_DEMO": "true" if demo else "false",
         "RAFFLE_REGISTRATIONS_PER_HOUR": "1000",
+        **(settings or {}),
     }
     process = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=folder)
     url = f"http://127.0.0.1:{port}"
@@ -101,6 +105,13 @@ def demo_server(tmp_path: Path) -> Iterator[Server]:
 def blank_server(tmp_path: Path) -> Iterator[Server]:
     """A server on an empty database: no campaign, no activity, no user."""
     yield from _serve(tmp_path, demo=False)
+
+
+@pytest.fixture
+def one_try_server(tmp_path: Path) -> Iterator[Server]:
+    """A blank server that tries a delivery once before its dead-letter queue: a delivery
+    that cannot succeed is marked failed at once."""
+    yield from _serve(tmp_path, demo=False, settings={"RAFFLE_DELIVERY_ATTEMPTS": "1"})
 
 
 @pytest.fixture(scope="session")
