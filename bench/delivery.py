@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -174,33 +176,42 @@ def _report(
     }
 
 
-async def main(args: argparse.Namespace) -> None:
+@contextlib.asynccontextmanager
+async def bench_shards(postgres_url: str, rabbitmq_url: str) -> AsyncIterator[Settings]:
+    """Two fresh PostgreSQL databases (4 shard tables each) and empty queues, dropped after."""
     names = [f"raffle_bench_{uuid.uuid4().hex[:8]}_{i}" for i in range(2)]
-    urls = [make_url(args.postgres_url).set(database=n).render_as_string(False) for n in names]
+    urls = [make_url(postgres_url).set(database=n).render_as_string(False) for n in names]
     for name in names:
-        await _admin(args.postgres_url, f"CREATE DATABASE {name}")
-    settings = Settings(
-        database_url=urls[0], shard_urls=urls[1], shard_tables=4, broker_url=args.rabbitmq_url
-    )
-    processes: list[subprocess.Popen[bytes]] = []
+        await _admin(postgres_url, f"CREATE DATABASE {name}")
     try:
-        await fresh_queues(args.rabbitmq_url)
-        began = time.monotonic()
-        await write_wins(settings, args.messages)
-        print(f"wrote {args.messages:,} wins in {time.monotonic() - began:.1f}s", file=sys.stderr)
-        roles = [[]] * args.workers  # each worker relays and consumes
-        if args.split:
-            roles = [["--no-consumers"], *[["--no-relay"]] * args.workers]
-        processes = start_workers(settings, roles)
-        seconds, samples = await watch(settings, args.messages, [p.pid for p in processes])
-        cpus = [_cpu_seconds(p.pid) for p in processes]
-        print(json.dumps(_report(args, seconds, samples, cpus)))
+        await fresh_queues(rabbitmq_url)
+        yield Settings(
+            database_url=urls[0], shard_urls=urls[1], shard_tables=4, broker_url=rabbitmq_url
+        )
     finally:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(10)
         for name in names:
-            await _admin(args.postgres_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            await _admin(postgres_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+async def main(args: argparse.Namespace) -> None:
+    processes: list[subprocess.Popen[bytes]] = []
+    async with bench_shards(args.postgres_url, args.rabbitmq_url) as settings:
+        try:
+            began = time.monotonic()
+            await write_wins(settings, args.messages)
+            took = time.monotonic() - began
+            print(f"wrote {args.messages:,} wins in {took:.1f}s", file=sys.stderr)
+            roles = [[]] * args.workers  # each worker relays and consumes
+            if args.split:
+                roles = [["--no-consumers"], *[["--no-relay"]] * args.workers]
+            processes = start_workers(settings, roles)
+            seconds, samples = await watch(settings, args.messages, [p.pid for p in processes])
+            cpus = [_cpu_seconds(p.pid) for p in processes]
+            print(json.dumps(_report(args, seconds, samples, cpus)))
+        finally:
+            for process in processes:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(10)
 
 
 if __name__ == "__main__":

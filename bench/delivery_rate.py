@@ -20,18 +20,15 @@ import os
 import signal
 import sys
 import time
-import uuid
 from pathlib import Path
-
-from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.delivery import (  # noqa: E402
-    _admin,
     _cpu_seconds,
     _servers_cpu,
+    bench_shards,
     start_workers,
     write_range,
 )
@@ -41,7 +38,6 @@ from raffle.settings import Settings  # noqa: E402
 from tests.integration.delivery_world import (  # noqa: E402
     counts,
     delivery_campaign,
-    fresh_queues,
     pipeline,
 )
 
@@ -133,19 +129,8 @@ def _report(args: argparse.Namespace, samples: list[Sample], last: Sample) -> di
 
 
 async def main(args: argparse.Namespace) -> None:
-    names = [f"raffle_bench_{uuid.uuid4().hex[:8]}_{i}" for i in range(2)]
-    urls = [make_url(args.postgres_url).set(database=n).render_as_string(False) for n in names]
-    for name in names:
-        await _admin(args.postgres_url, f"CREATE DATABASE {name}")
-    settings = Settings(
-        database_url=urls[0], shard_urls=urls[1], shard_tables=4, broker_url=args.rabbitmq_url
-    )
-    try:
-        await fresh_queues(args.rabbitmq_url)
+    async with bench_shards(args.postgres_url, args.rabbitmq_url) as settings:
         print(json.dumps(await run(args, settings)))
-    finally:
-        for name in names:
-            await _admin(args.postgres_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 if __name__ == "__main__":

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import (
     Browser,
@@ -27,9 +24,9 @@ from playwright.sync_api import (
 )
 
 from tests.conftest import unavailable
-from tests.e2e.test_serve import free_port
+from tests.raffle_process import RAFFLE, wait_until_serving
+from tests.services import free_port
 
-RAFFLE = Path(sys.executable).parent / "raffle"
 CHROMIUM = os.environ.get("RAFFLE_TEST_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).parents[2] / "artifacts" / "screenshots"
 PHONE: ViewportSize = {"width": 375, "height": 812}
@@ -75,7 +72,10 @@ class Server:
         return name
 
 
-def _serve(folder: Path, *, demo: bool) -> Iterator[Server]:
+def _serve(
+    folder: Path, *, demo: bool, settings: Mapping[str, str] | None = None
+) -> Iterator[Server]:
+    """`settings`: more RAFFLE_* variables for this server."""
     port = free_port()
     env = {
         **os.environ,
@@ -83,20 +83,12 @@ def _serve(folder: Path, *, demo: bool) -> Iterator[Server]:
         "RAFFLE_PORT": str(port),
         "RAFFLE_LOAD_DEMO": "true" if demo else "false",
         "RAFFLE_REGISTRATIONS_PER_HOUR": "1000",
+        **(settings or {}),
     }
     process = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=folder)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, "raffle serve exited"
-            assert time.monotonic() < deadline, "raffle serve did not answer within 60 s"
-            time.sleep(0.2)
+        wait_until_serving(url, process)
         yield Server(url, folder, env)
     finally:
         process.terminate()
@@ -113,6 +105,13 @@ def demo_server(tmp_path: Path) -> Iterator[Server]:
 def blank_server(tmp_path: Path) -> Iterator[Server]:
     """A server on an empty database: no campaign, no activity, no user."""
     yield from _serve(tmp_path, demo=False)
+
+
+@pytest.fixture
+def one_try_server(tmp_path: Path) -> Iterator[Server]:
+    """A blank server that tries a delivery once before its dead-letter queue: a delivery
+    that cannot succeed is marked failed at once."""
+    yield from _serve(tmp_path, demo=False, settings={"RAFFLE_DELIVERY_ATTEMPTS": "1"})
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
+
+from raffle.entrypoints.http.app import create_app
+from raffle.entrypoints.http.routes import player
 from tests.e2e.conftest import ACTIVITY, DEMO, Api
 
 PROBLEM = "application/problem+json"
@@ -213,6 +217,53 @@ async def test_the_openapi_document_lists_every_route(api: Api) -> None:
     } <= set(doc["paths"])
     draw = doc["paths"]["/api/activities/{activity_id}/draws"]["post"]
     assert {"201", "401", "409", "429"} <= set(draw["responses"])
+    answer = draw["responses"]["201"]["content"]["application/json"]["schema"]
+    assert answer == {"$ref": "#/components/schemas/DrawOut"}
+    assert {p["name"] for p in draw["parameters"]} == {"activity_id", "idempotency-key"}
+    assert draw["security"] == [{"HTTPBearer": []}]
+
+
+async def test_the_direct_draw_route_answers_as_fastapis_route_does(api: Api) -> None:
+    # Draws are served by a plain route ahead of FastAPI's (player.DRAW_ROUTE), which still
+    # documents them: the two must not differ in anything a client sees.
+    alice = await api.login("olga")
+    fastapi_only = create_app(api.raffle, scheduler=False)
+    fastapi_only.router.routes.remove(player.DRAW_ROUTE)
+    transport = httpx.ASGITransport(app=fastapi_only)
+    async with httpx.AsyncClient(transport=transport, base_url="http://raffle.test") as slow:
+        for path, headers in [
+            (f"/api/activities/{ACTIVITY}/draws", {**alice, "Idempotency-Key": "same"}),
+            (f"/api/activities/{ACTIVITY}/draws", {**alice, "Idempotency-Key": "x" * 129}),
+            (f"/api/activities/{ACTIVITY}/draws", {"Authorization": "Basic b2xnYTpwdw=="}),
+            (f"/api/activities/{ACTIVITY}/draws", {"Authorization": "bearer not-a-session"}),
+            ("/api/activities/424242/draws", {**alice, "Idempotency-Key": "same"}),
+            ("/api/activities/007/draws", {**alice, "Idempotency-Key": "same"}),
+        ]:
+            direct = await api.client.post(path, headers=headers)
+            via_fastapi = await slow.post(path, headers=headers)
+            assert direct.status_code == via_fastapi.status_code, (path, headers)
+            assert direct.content == via_fastapi.content, (path, headers)
+            assert direct.headers["content-type"] == via_fastapi.headers["content-type"]
+        # The first draw was the direct route's; FastAPI's replayed it.
+        first = await slow.post(
+            f"/api/activities/{ACTIVITY}/draws", headers={**alice, "Idempotency-Key": "same"}
+        )
+        assert first.headers["Idempotent-Replayed"] == "true"
+    for path, code in [("/api/activities/x/draws", 422), ("/api/activities/-1/draws", 404)]:
+        assert (await api.client.post(path, headers=alice)).status_code == code, path
+
+
+async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(api: Api) -> None:
+    auth = await api.login("pete")
+    api.raffle.settings = api.raffle.settings.model_copy(update={"draws_per_second": 2})
+    path = f"/api/activities/{ACTIVITY}/draws"
+    answers = [await api.client.post(path, headers=auth) for _ in range(3)]
+    assert [a.status_code for a in answers] == [201, 201, 429]
+    refused = answers[2]
+    assert refused.headers["content-type"] == PROBLEM
+    assert (refused.json()["code"], refused.headers["Retry-After"]) == ("rate_limited", "1")
+    account = (await api.client.get(f"/api/activities/{ACTIVITY}/account", headers=auth)).json()
+    assert account["draws"] == 2
 
 
 async def test_the_reconciliation_report_counts_award_rows(api: Api) -> None:

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 
-RAFFLE = Path(sys.executable).parent / "raffle"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.raffle_process import RAFFLE, wait_until_serving
+from tests.services import free_port
 
 
 def test_serve_starts_the_embedded_default_with_a_running_demo(tmp_path: Path) -> None:
@@ -31,15 +23,7 @@ def test_serve_starts_the_embedded_default_with_a_running_demo(tmp_path: Path) -
     server = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=tmp_path)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "raffle serve did not answer within 60 s"
-            time.sleep(0.2)
+        wait_until_serving(base, server)
         demo = httpx.get(f"{base}/api/activities/100301", timeout=5).json()
         assert demo["activity"]["state"] == "running"
         assert len(demo["prizes"]) == 9
@@ -82,14 +66,8 @@ def test_demo_prints_each_page_and_an_operator_that_can_log_in(tmp_path: Path) -
             "API": f"{base}/docs",
         }
         name, password = lines[2].split("log in as ")[1].rstrip(")\n").split(" / ")
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                page = httpx.get(urls["player page"], timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "raffle demo did not answer within 60 s"
-                time.sleep(0.2)
+        wait_until_serving(base, demo)
+        page = httpx.get(urls["player page"])
         assert page.status_code == 200
         assert page.headers["content-type"].startswith("text/html")
         assert (

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from argon2.exceptions import InvalidHashError
 from redis.asyncio import BlockingConnectionPool, Redis
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.passwords import PasswordHasher
@@ -194,6 +194,9 @@ async def test_a_deleted_sql_session_is_gone(engine: AsyncEngine) -> None:
     await store.delete(_hash("alice"))
     assert await store.touch(_hash("alice"), HOUR) is None
     assert await store.touch(_hash("alice, elsewhere"), HOUR) is not None
+    async with engine.begin() as connection:  # another process: seen at once (no cache)
+        await connection.execute(delete(session_table))
+    assert await store.touch(_hash("alice, elsewhere"), HOUR) is None
 
 
 async def test_sql_deletes_the_sessions_left_to_expire(engine: AsyncEngine) -> None:

@@ -5,18 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sessions import SqlSessionStore
 from raffle.adapters.sql import connection as sqlite_connection
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.tables import award
+from raffle.adapters.sql.tables import award, session
 from raffle.adapters.sql.transaction import transaction
 from raffle.adapters.sql.unit_of_work import create_engine
+from raffle.domain.users import Session
+from raffle.service.auth import token_hash
+from tests.unit.auth_fakes import START, FakeClock
+
+HOUR = 3600
 
 
 @pytest.fixture
@@ -76,3 +84,60 @@ async def test_the_wal_is_checkpointed_in_a_thread(
     finally:
         main.close()
     assert titles == ["a1", "a2", "a3"]
+
+
+async def test_a_steady_writer_starts_the_wal_over(
+    engine: AsyncEngine, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Back-to-back transactions and a slow disk: the checkpoint beside them never catches
+    # up, and without a catch-up in the writer's turn the WAL (which every page read
+    # searches) would grow on.
+    monkeypatch.setattr(sqlite_connection, "CHECKPOINT_SECONDS", 0.0)
+    monkeypatch.setattr(sqlite_connection, "RESTART_FRAMES", 0)
+    beside = sqlite_connection.Checkpoints._beside
+
+    def slowly(self: sqlite_connection.Checkpoints) -> int:
+        time.sleep(0.05)  # in its thread: the writer goes on meanwhile
+        return beside(self)
+
+    monkeypatch.setattr(sqlite_connection.Checkpoints, "_beside", slowly)
+
+    async def write(award_id: int) -> None:
+        async with transaction(engine) as connection:
+            await connection.execute(insert(award).values(_award(award_id)))
+        await asyncio.sleep(0)  # a server's loop turns between requests
+
+    await write(1)
+    first, award_id = _wal_salt(path), 1
+    deadline = time.monotonic() + 10
+    while _wal_salt(path) == first and time.monotonic() < deadline:
+        award_id += 1
+        await write(award_id)
+    assert _wal_salt(path) != first, f"the WAL never restarted in {award_id} transactions"
+
+
+def _wal_salt(path: Path) -> bytes:
+    """The WAL header's salts, which change each time the WAL starts over."""
+    with open(f"{path}-wal", "rb") as wal:
+        return wal.read(24)[16:24]
+
+
+async def test_reading_a_session_waits_for_no_writer(engine: AsyncEngine, path: Path) -> None:
+    clock = FakeClock()
+    store = SqlSessionStore(engine, clock)
+    token = token_hash("token of alice")
+    await store.create(Session("alice", False, START), token, HOUR)
+    other = sqlite3.connect(path, isolation_level=None)  # another process, as SQLite sees it
+    try:
+        other.execute("BEGIN IMMEDIATE")  # holding the write lock
+        started = time.monotonic()
+        expected = Session("alice", False, START + timedelta(seconds=HOUR))
+        assert await store.touch(token, HOUR) == expected
+        assert time.monotonic() - started < 0.5  # a write would have waited 5 s, then failed
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+    clock.advance(HOUR)  # expired: the store deletes it (a write) and refuses it
+    assert await store.touch(token, HOUR) is None
+    async with transaction(engine) as connection:
+        assert (await connection.execute(select(session.c.user_id))).all() == []

@@ -79,3 +79,13 @@ async def test_published_odds_show_rates_stock_and_locks() -> None:
         3,
     )
     assert odds.fallback_rate == "0.9999"
+
+
+def test_a_draws_day_and_month_are_those_of_the_activitys_zone() -> None:
+    activity = world().config.activities[ACTIVITY]  # Asia/Shanghai, UTC+8
+    for now, expected in [
+        (datetime(2026, 1, 31, 15, 59, 59, 900_000, tzinfo=UTC), ("2026-01-31", "2026-01")),
+        (datetime(2026, 1, 31, 16, 0, 0, 100_000, tzinfo=UTC), ("2026-02-01", "2026-02")),
+    ]:
+        assert activity.periods(now) == expected
+        assert (activity.day(now), activity.month(now)) == expected

@@ -6,13 +6,17 @@ Both are keyed by the SHA-256 of the token, never the token itself, and slide th
 
 from __future__ import annotations
 
+import contextlib
 import json
-from datetime import timedelta
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from redis.asyncio import Redis
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, event, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.tables import session as session_table
 from raffle.adapters.sql.transaction import transaction
 from raffle.domain.users import Session
@@ -41,6 +45,7 @@ class SqlSessionStore:
     def __init__(self, engine: AsyncEngine, clock: Clock) -> None:
         self._engine = engine
         self._clock = clock
+        self._reader = _SqliteReader(engine) if sqlite_file(engine) else None
 
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
         expires_at = self._clock.now() + timedelta(seconds=ttl_seconds)
@@ -57,6 +62,14 @@ class SqlSessionStore:
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
         now = self._clock.now()
         wanted = now + timedelta(seconds=ttl_seconds)
+        if self._reader is not None and (row := self._reader.find(token_hash)) is not None:
+            # Most touches only read: on SQLite without a transaction, nor the writer's turn.
+            # An expired session, or one due to slide, goes the way below (a write).
+            user_id, is_admin, expires_at = row
+            if now < expires_at and (wanted - expires_at).total_seconds() < (
+                ttl_seconds * SLIDE_AFTER
+            ):
+                return Session(user_id=user_id, is_admin=is_admin, expires_at=expires_at)
         params = {"token": token_hash, "now": now, "slid_to": wanted}
         async with transaction(self._engine) as connection:
             row = (await connection.execute(_FIND, params)).first()
@@ -87,6 +100,57 @@ class SqlSessionStore:
                 delete(session_table).where(session_table.c.expires_at <= self._clock.now())
             )
         return result.rowcount
+
+
+class _SqliteReader:
+    """A connection of its own to the SQLite file, in autocommit, that only reads sessions.
+
+    In WAL mode a read neither waits for the writer nor blocks it, and each SELECT sees
+    what was committed before it: a logout or a deletion by any process counts at once.
+    Opened on first use, closed with the engine.
+    """
+
+    _SQL = f"SELECT user_id, is_admin, expires_at FROM {session_table.name} WHERE token_hash = ?"  # noqa: S608
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._path = str(engine.url.database)
+        self._connection: sqlite3.Connection | None = None
+        event.listen(engine.sync_engine, "engine_disposed", lambda _engine: self.close())
+
+    def find(self, token_hash: str) -> tuple[str, bool, datetime] | None:
+        """The session's user, role and expiry; None if absent or unreadable right now (the
+        caller then asks in a transaction)."""
+        try:
+            if self._connection is None:
+                self._connection = self._open()
+            # fetchall: the statement runs to its end, which ends its read transaction.
+            rows = self._connection.execute(self._SQL, (token_hash,)).fetchall()
+        except sqlite3.Error:
+            self.close()
+            return None
+        if not rows:
+            return None
+        user_id, is_admin, expires_at = rows[0]
+        return user_id, bool(is_admin), datetime.fromisoformat(expires_at).replace(tzinfo=UTC)
+
+    def _open(self) -> sqlite3.Connection:
+        # mode=rw: never creates the file. A short timeout: it blocks the loop, and a miss
+        # only costs the slower way.
+        connection = sqlite3.connect(
+            f"{Path(self._path).resolve().as_uri()}?mode=rw",
+            uri=True,
+            timeout=0.05,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        connection.execute("PRAGMA query_only = 1")
+        return connection
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
 
 
 class RedisSessionStore:

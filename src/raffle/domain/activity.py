@@ -77,6 +77,11 @@ class Activity:
     def month(self, now: datetime) -> str:
         return now.astimezone(ZoneInfo(self.time_zone)).strftime("%Y-%m")
 
+    def periods(self, now: datetime) -> tuple[str, str]:
+        """day(now) and month(now), with one time zone conversion (the draw needs both)."""
+        local = now.astimezone(ZoneInfo(self.time_zone))
+        return local.strftime("%Y-%m-%d"), local.strftime("%Y-%m")
+
 
 def transition(action: str, current: ActivityState) -> ActivityState:
     """The state `action` leads to from `current`, or an error naming the current state."""

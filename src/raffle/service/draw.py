@@ -113,7 +113,7 @@ async def _draw(
 async def _consume(
     uow: ShardUnitOfWork, user_id: str, activity: Activity, welcome: QuotaPack | None, now: datetime
 ) -> QuotaAccount | None:
-    day, month = activity.day(now), activity.month(now)
+    day, month = activity.periods(now)
     account = await uow.quotas.consume(user_id, activity.id, day, month)
     if account is None and welcome is not None:
         # A first visit opens the account with the welcome pack; if a concurrent request

@@ -8,7 +8,8 @@ write lock, is not done in SQLite's busy handler (which would stall the loop) bu
 sleeping on the loop between tries of BEGIN IMMEDIATE. Nor does it checkpoint the WAL on
 the loop (SQLite's automatic checkpoint runs in the committing connection and syncs the file,
 which on a busy disk stalled the whole process for up to a second): a thread does, now and
-then, on a connection of its own.
+then, on the writer's connection while the committing transaction still holds the turn (see
+Checkpoints for why).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ Rows = CursorResult[*tuple[Any, ...]]  # rows of any width, as AsyncConnection g
 
 BUSY_WAIT_SECONDS = 5.0  # how long a writer waits for another process's lock
 CHECKPOINT_SECONDS = 1.0
+RESTART_FRAMES = 50_000  # ~200 MB of WAL: about 3 s of draws at full speed
 _FIRST_SLEEP, _MAX_SLEEP = 0.001, 0.05
 
 
@@ -88,7 +90,7 @@ class SqliteConnection:
 
     async def commit(self) -> None:
         self._connection.commit()
-        self._twin.checkpoints.after_commit()
+        await self._twin.checkpoints.after_commit(self.driver())
 
     async def rollback(self) -> None:
         self._connection.rollback()
@@ -114,34 +116,69 @@ class _SqliteSavepoint:
 
 
 class Checkpoints:
-    """Checkpoints of one SQLite file's WAL in a worker thread, at most one at a time and one
-    every CHECKPOINT_SECONDS. PASSIVE: it copies what no reader needs and never waits for,
-    nor blocks, the writer."""
+    """Checkpoints of one SQLite file's WAL in worker threads, one every CHECKPOINT_SECONDS at
+    most, on a connection of their own beside the writer (PASSIVE: it copies what no reader
+    needs and never waits for, nor blocks, the writer).
+
+    Beside a steady writer such a checkpoint never catches up, so the WAL never restarts: it
+    grew by ~60 MB a second of draws, and as every page read searches the WAL's index, each
+    draw then cost more than the one before (+50 % at 1 GB). So once the WAL holds more than
+    RESTART_FRAMES, the next commit is followed by a checkpoint on the writer's own
+    connection while that transaction still holds the process's turn: it catches up (with
+    only what came in since the last one to copy), and the next transaction starts the WAL
+    over. SQLite work waits for that, ~0.1 s on this busy disk, the loop does not.
+    """
 
     def __init__(self, path: str) -> None:
         self._path = path
         self._due = 0.0
-        self._running: asyncio.Future[None] | None = None
+        self._running: asyncio.Future[int] | None = None
+        self._catch_up = False
 
-    def after_commit(self) -> None:
+    async def after_commit(self, driver: sqlite3.Connection) -> None:
         loop = asyncio.get_running_loop()
-        if self._running is not None or loop.time() < self._due:
-            return
-        self._due = loop.time() + CHECKPOINT_SECONDS
-        self._running = loop.run_in_executor(None, self._checkpoint)
-        self._running.add_done_callback(self._done)
+        if self._catch_up:
+            self._catch_up = False
+            await self._on_the_writer(loop, driver)
+        elif self._running is None and loop.time() >= self._due:
+            self._due = loop.time() + CHECKPOINT_SECONDS
+            self._running = loop.run_in_executor(None, self._beside)
+            self._running.add_done_callback(self._done)
 
-    def _checkpoint(self) -> None:
+    def _beside(self) -> int:
         connection = sqlite3.connect(self._path, timeout=BUSY_WAIT_SECONDS)
         try:
-            connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            return _checkpoint(connection)
         finally:
             connection.close()
 
-    def _done(self, future: asyncio.Future[None]) -> None:
+    def _done(self, future: asyncio.Future[int]) -> None:
         self._running = None
-        if not future.cancelled() and (error := future.exception()) is not None:
+        if future.cancelled():
+            return
+        if (error := future.exception()) is not None:
             log.warning("WAL checkpoint of %s failed: %r", self._path, error)
+        else:
+            self._catch_up = future.result() > RESTART_FRAMES
+
+    async def _on_the_writer(
+        self, loop: asyncio.AbstractEventLoop, driver: sqlite3.Connection
+    ) -> None:
+        running = loop.run_in_executor(None, _checkpoint, driver)
+        try:
+            await asyncio.shield(running)
+        except asyncio.CancelledError:
+            # The connection is the thread's until it is done: the turn is held till then.
+            await asyncio.wait([running])
+            raise
+        except sqlite3.Error as error:
+            log.warning("WAL checkpoint of %s failed: %r", self._path, error)
+
+
+def _checkpoint(connection: sqlite3.Connection) -> int:
+    """A PASSIVE checkpoint; the frames in the WAL since it last started over."""
+    _busy, frames, _copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return int(frames)
 
 
 _sync_engines: weakref.WeakKeyDictionary[Engine, _Twin] = weakref.WeakKeyDictionary()

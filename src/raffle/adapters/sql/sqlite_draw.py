@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from sqlalchemy import Table
@@ -47,6 +47,7 @@ def driver_for(connection: SqlConnection) -> sqlite3.Connection | None:
     return connection.driver() if isinstance(connection, SqliteConnection) else None
 
 
+@lru_cache(maxsize=4)  # a draw stores one instant three times: order, win, message
 def _stored(at: datetime) -> str:
     return at.astimezone(UTC).replace(tzinfo=None).strftime(_FORMAT)  # naive UTC (UtcDateTime)
 

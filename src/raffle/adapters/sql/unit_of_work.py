@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import event, make_url
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from raffle.adapters.sql.config_repositories import (
@@ -112,4 +113,13 @@ def _sqlite_connect(foreign_keys: bool, busy_ms: int) -> Callable[[Any, Any], No
 
 
 def _sqlite_begin(connection: Connection) -> None:
-    connection.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock now, not mid-way
+    # Take the write lock now, not mid-way. On the DB-API cursor: SQLAlchemy's execution
+    # machinery around a statement costs more than the statement, once per transaction.
+    dbapi = connection.dialect.loaded_dbapi
+    cursor = connection.connection.cursor()
+    try:
+        cursor.execute("BEGIN IMMEDIATE")
+    except dbapi.Error as error:  # as SQLAlchemy would raise it ("database is locked", ...)
+        raise DBAPIError.instance("BEGIN IMMEDIATE", None, error, dbapi.Error) from error
+    finally:
+        cursor.close()

@@ -51,6 +51,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     problems.install(app)
     for module in (auth, player, admin, campaigns, engagement, prizes, delivery, pages):
         app.include_router(module.router)
+    app.router.routes.insert(0, player.DRAW_ROUTE)  # the hot route, matched first
     app.mount("/web", pages.assets(), name="web")
 
     @app.get("/api/health", tags=["ops"])

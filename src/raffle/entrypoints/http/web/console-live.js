@@ -122,7 +122,7 @@ function reconciliation(drift) {
 function failedTable(failed, refresh) {
   if (!failed.length) return h("p", { class: "muted", dataset: { testid: "no-failures" } }, "None.");
   const rows = failed.map((f) =>
-    h("tr", {},
+    h("tr", { dataset: { order: f.order_id } },
       h("td", {}, f.order_id), h("td", {}, f.user_id), h("td", {}, String(f.award_id)),
       h("td", {}, new Date(f.created_at).toLocaleString()),
       h("td", {}, h("button", { onclick: (e) => resend(f, e.currentTarget, refresh) }, "Send again"))));
