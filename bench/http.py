@@ -144,6 +144,13 @@ DROP = {
 }
 
 
+def _pg_setting(setting: str) -> tuple[str, str]:
+    """NAME=VALUE of --pg-set, checked to be plain words (they go into SQL as written)."""
+    if not (found := re.fullmatch(r"([a-z_]+)=([A-Za-z0-9_.]+)", setting)):
+        raise SystemExit(f"--pg-set wants NAME=VALUE in plain words, not {setting!r}")
+    return found[1], found[2]
+
+
 def make_backend(args: argparse.Namespace, tmp: Path) -> Backend:
     if args.backend == "embedded":
         return Backend("embedded", [f"sqlite:///{tmp / 'raffle.db'}"], 1, None)
@@ -157,6 +164,12 @@ def make_backend(args: argparse.Namespace, tmp: Path) -> Backend:
     for index in range(args.shards):
         name = f"{prefix}_{index}"
         asyncio.run(_autocommit(admin_url, CREATE[kind].format(name)))
+        for setting in args.pg_set if kind == "postgres" else ():
+            # Settings of the bench's databases only (every new session on them), not the
+            # server's: e.g. commit_delay=200 to group commits (superuser-only; we connect
+            # as postgres).
+            key, value = _pg_setting(setting)
+            asyncio.run(_autocommit(admin_url, f"ALTER DATABASE {name} SET {key} = {value}"))
         backend.drop.append(
             lambda name=name: asyncio.run(_autocommit(admin_url, DROP[kind].format(name)))
         )
@@ -1006,6 +1019,8 @@ def print_summary(report: dict[str, Any]) -> None:
         f"redis {'yes' if cfg['redis'] else 'no'}, {cfg['workers']} worker(s), "
         f"{cfg['connections']} connections, {cfg['users']:,} users, {cfg['seconds']} s; "
         f"{cfg['git']}; machine busy before: {report.get('busy before draws')}"
+        + (f"; PostgreSQL {', '.join(cfg['pg_set'])}" if cfg.get("pg_set") else "")
+        + (f"; pool size {cfg['pool_size']}" if cfg.get("pool_size") else "")
     )
     head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}"
     print(head + "  answers")
@@ -1084,6 +1099,23 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--shards", type=int, choices=[1, 2], default=2, help="databases")
     parser.add_argument("--tables", type=int, default=4, help="shard tables per database")
+    parser.add_argument(
+        "--pool-size",
+        type=int,
+        default=0,
+        help="RAFFLE_POOL_SIZE for the server (overflow: up to 30 per pool); 16 keeps open "
+        "the connections 64 requests hold (2 workers x 3 pools x 16 = 96: only on a server "
+        "nobody else uses, PostgreSQL allows 100), so none are opened and closed per draw; "
+        "0 (default) leaves the server's default (10)",
+    )
+    parser.add_argument(
+        "--pg-set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="ALTER DATABASE ... SET NAME = VALUE on the bench's PostgreSQL databases "
+        "(repeatable), e.g. commit_delay=200 commit_siblings=2",
+    )
     parser.add_argument("--no-redis", action="store_true", help="postgres/mariadb without Redis")
     parser.add_argument("--users", type=int, default=2000)
     parser.add_argument(
@@ -1184,6 +1216,9 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     env.update(backend.env())
     env["RAFFLE_DRAWS_PER_SECOND"] = "1000000"  # the per-user limit must not interfere
     env["RAFFLE_LOAD_DEMO"] = "false"
+    if args.pool_size:  # pools the connections each worker keeps (settings.py)
+        env["RAFFLE_POOL_SIZE"] = str(args.pool_size)
+        env["RAFFLE_POOL_OVERFLOW"] = str(max(0, 30 - args.pool_size))
     report: dict[str, Any] = {
         "config": {
             "backend": backend.name,
@@ -1191,6 +1226,8 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
             "shard_tables": backend.shard_tables,
             "redis": backend.redis_url is not None,
             "workers": args.workers,
+            "pg_set": args.pg_set,
+            "pool_size": args.pool_size,
             "connections": args.connections,
             "wrk_threads": args.wrk_threads,
             "users": args.users,

@@ -92,7 +92,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     """Wire real adapters for `settings`; nothing connects until first used."""
     settings = settings or Settings()
     clock = clock or SystemClock()
-    databases = [create_engine(url) for url in settings.database_urls]
+    databases = [_engine(url, settings) for url in settings.database_urls]
     config = databases[0]
     engines = list(databases)  # what close() disposes of
 
@@ -123,7 +123,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     else:
         # Stock claims and warm-ups get their own pool: they run while a draw's transaction
         # holds a connection, and sharing one pool would let busy draws starve them.
-        engines.append(stock_engine := create_engine(settings.database_url))
+        engines.append(stock_engine := _engine(settings.database_url, settings))
 
         async def stocks(strategy_id: int) -> dict[int, int]:
             return await configured_stock(lambda: SqlUnitOfWork(stock_engine), strategy_id)
@@ -148,6 +148,10 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         claims=claims.counts if claims else None,
         ledger=claims,
     )
+
+
+def _engine(url: str, settings: Settings) -> AsyncEngine:
+    return create_engine(url, pool_size=settings.pool_size, max_overflow=settings.pool_overflow)
 
 
 def _broker(settings: Settings) -> Broker:

@@ -32,6 +32,15 @@ class Settings(BaseSettings):
     # Redis for prize stock, sessions and rate limits; without it they live in the database
     # and in this process (the single-process embedded default).
     redis_url: str | None = None
+    # Connections each process keeps open per pool (one per database, one more on the
+    # configuration database for stock claims with Redis), and how many more it may open at
+    # a peak. Those above pool_size are closed as soon as they are returned, so a load that
+    # keeps needing them starts and ends server connections all the time: on PostgreSQL a
+    # backend process each, whose CPU no worker shows (bench/README.md). Size pool_size to
+    # the requests a process has in flight, with processes x pools x (pool_size +
+    # pool_overflow) under the server's max_connections.
+    pool_size: int = 10
+    pool_overflow: int = 20
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -61,12 +70,24 @@ class Settings(BaseSettings):
         return ",".join(_async_url(u.strip()) for u in urls.split(",") if u.strip())
 
     @field_validator(
-        "shard_tables", "port", "draws_per_second", "session_ttl_seconds", "registrations_per_hour"
+        "shard_tables",
+        "port",
+        "draws_per_second",
+        "session_ttl_seconds",
+        "registrations_per_hour",
+        "pool_size",
     )
     @classmethod
     def _positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("pool_overflow")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("must not be negative")
         return value
 
     @field_validator("delivery_attempts")

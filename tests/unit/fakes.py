@@ -383,6 +383,9 @@ class FakeOrders:
     async def add(self, order: RaffleOrder) -> None:
         self.s.orders[order.order_id] = order
 
+    def expect(self, user_id: str, request_key: str) -> None:
+        pass
+
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         return next(
             (

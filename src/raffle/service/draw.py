@@ -83,6 +83,8 @@ async def _draw(
     now: datetime,
 ) -> DrawResult:
     async with shards.for_user(cmd.user_id) as uow:
+        if cmd.request_key:
+            uow.orders.expect(cmd.user_id, cmd.request_key)  # looked up with the chance
         account = await _consume(uow, cmd.user_id, activity, welcome, now)
         if cmd.request_key and (
             replay := await _replay(uow, cmd.user_id, activity.id, cmd.request_key)

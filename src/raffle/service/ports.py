@@ -229,6 +229,11 @@ class TopUpRepository(Protocol):
 class OrderRepository(Protocol):
     async def add(self, order: RaffleOrder) -> None: ...
 
+    def expect(self, user_id: str, request_key: str) -> None:
+        """A hint that `by_request(user_id, request_key)` follows the next statement: an
+        adapter may look the order up with that statement (PostgreSQL, a round trip less)."""
+        ...
+
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None: ...
 
     async def per_minute(self, activity_id: int, since: datetime) -> dict[datetime, int]:

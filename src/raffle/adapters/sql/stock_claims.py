@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Insert, and_, delete, func, or_, select
 from sqlalchemy.dialects import mysql, postgresql, sqlite
@@ -42,6 +43,19 @@ def _insert_or_ignore(dialect: Dialect, row: dict[str, object]) -> Insert:
     raise NotImplementedError(f"no insert-or-ignore for the {dialect.name} dialect")
 
 
+# A claim on asyncpg directly: one prepared statement, in autocommit (no BEGIN and COMMIT),
+# none of SQLAlchemy's per-statement work (building the INSERT, its cache key, the greenlet
+# bridge): about a third of a claim's CPU. Our own names only; values are parameters.
+_PG_CLAIM = (
+    f"INSERT INTO {stock_claim.name} (strategy_id, award_id, slot, order_id, created_at) "  # noqa: S608
+    "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING"
+)
+
+
+def _naive(at: datetime) -> datetime:
+    return at.astimezone(UTC).replace(tzinfo=None)  # as UtcDateTime stores it
+
+
 class SqlStockClaims:
     """Claims in the configuration database, each write in a short transaction of its own."""
 
@@ -54,6 +68,7 @@ class SqlStockClaims:
             if engine.dialect.name == "postgresql"
             else engine
         )
+        self._asyncpg = engine.dialect.driver == "asyncpg"
 
     async def claim(
         self, strategy_id: int, award_id: int, slot: int, order_id: str, at: datetime
@@ -61,6 +76,8 @@ class SqlStockClaims:
         """Record that `order_id` holds `slot`; False if the slot is held already."""
         if len(order_id) > ORDER_ID_LENGTH:
             raise ValueError(f"order id longer than {ORDER_ID_LENGTH} characters: {order_id!r}")
+        if self._asyncpg:
+            return await self._claim_asyncpg(strategy_id, award_id, slot, order_id, at)
         row: dict[str, object] = {
             "strategy_id": strategy_id,
             "award_id": award_id,
@@ -71,6 +88,16 @@ class SqlStockClaims:
         async with self._single.begin() as connection:
             result = await connection.execute(_insert_or_ignore(connection.dialect, row))
         return result.rowcount == 1
+
+    async def _claim_asyncpg(
+        self, strategy_id: int, award_id: int, slot: int, order_id: str, at: datetime
+    ) -> bool:
+        # Run outside any transaction of SQLAlchemy's (it begins lazily, at its first
+        # statement, and none is run here): asyncpg then commits the statement by itself.
+        async with self._engine.connect() as connection:
+            raw: Any = (await connection.get_raw_connection()).driver_connection
+            status = await raw.execute(_PG_CLAIM, strategy_id, award_id, slot, order_id, _naive(at))
+        return bool(status == "INSERT 0 1")
 
     async def release(self, strategy_id: int, award_id: int, order_id: str) -> list[int]:
         """Delete the order's claims of the prize; the slots this call freed.

@@ -58,16 +58,25 @@ class SqlUnitOfWork(TransactionScope):
         self.code_pools = SqlCodePoolRepository(connection)
 
 
-def create_engine(url: str, *, foreign_keys: bool = True) -> AsyncEngine:
+def create_engine(
+    url: str, *, foreign_keys: bool = True, pool_size: int = 10, max_overflow: int = 20
+) -> AsyncEngine:
     """An engine for `url` with the settings each database needs; connects only when used.
 
     `foreign_keys=False` is for migrations on SQLite: rebuilding a table there drops it,
-    which with enforced keys would cascade into the rows that refer to it.
+    which with enforced keys would cascade into the rows that refer to it. The pool keeps
+    `pool_size` connections (client-server databases): the `max_overflow` above it are
+    opened for a peak and closed again at once, each a server process started and ended.
     """
     backend = make_url(url).get_backend_name()
     # No ping on checkout (three round trips a transaction); connections are recycled before
     # servers drop idle ones, and a dead one fails its transaction, which callers may retry.
-    pooled = {"pool_size": 10, "max_overflow": 20, "pool_recycle": 1800, "pool_timeout": 60}
+    pooled = {
+        "pool_size": pool_size,
+        "max_overflow": max_overflow,
+        "pool_recycle": 1800,
+        "pool_timeout": 60,
+    }
     if backend in ("mysql", "mariadb"):
         # Under REPEATABLE READ, guarded updates of missing rows take gap locks that make
         # concurrent first draws deadlock; READ COMMITTED takes row locks only.
