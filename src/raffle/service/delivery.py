@@ -114,8 +114,8 @@ async def note_failure(message: OutboxMessage, error: Exception, shards: Shards)
         async with shards.for_user(user_id) as uow:
             await uow.wins.note_error(order_id, delivery_error(error))
             await uow.commit()
-    except Exception:
-        log.exception("keeping why delivery of %s failed did not work", order_id)
+    except Exception as lost:  # the same outage, most likely: the attempt logged it already
+        log.warning("could not keep why delivery of %s failed: %r", order_id, lost)
 
 
 def delivery_error(error: Exception) -> DeliveryError:
