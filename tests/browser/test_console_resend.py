@@ -108,6 +108,7 @@ def test_an_operator_sends_a_failed_delivery_again(one_try_server: Server, tab: 
     expect(page.get_by_test_id("stat-failed").locator("strong")).to_have_text("1")
     row = page.get_by_test_id("failed-table").locator(f'tr[data-order="{order}"]')
     expect(row).to_contain_text("102")
+    expect(row.locator("[data-col=error]")).to_contain_text("code_pool_empty")  # why
     console.screenshot("console-failed-desktop")
 
     added = post(

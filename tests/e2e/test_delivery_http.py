@@ -75,8 +75,9 @@ async def _settled_win(api: Api, user: str, order_id: str) -> Win:
 async def test_a_failed_delivery_is_listed_and_sent_again(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With no deliverer for a lamp (PHYSICAL) its delivery fails for good and is listed;
-    once the deliverer is back, sending it again completes it and opens the shipment."""
+    """With no deliverer for a lamp (PHYSICAL) its delivery fails for good and is listed
+    with why; once the deliverer is back, sending it again completes it (the reason
+    cleared) and opens the shipment."""
     real = DELIVERERS[AwardKind.PHYSICAL]
     monkeypatch.delitem(DELIVERERS, AwardKind.PHYSICAL)
     awards = (await api.raffle.catalogue.awards()).values()
@@ -93,6 +94,9 @@ async def test_a_failed_delivery_is_listed_and_sent_again(
         assert (await _settled_win(api, "erin", win.order_id)).state is WinState.FAILED
         listed = (await api.client.get("/api/admin/deliveries/failed", headers=admin)).json()
         assert [f["order_id"] for f in listed] == [win.order_id]
+        # Why, as the last attempt recorded it: the stable code of the error it raised.
+        why = {"code": "not_deliverable", "message": "no deliverer is wired for physical awards"}
+        assert listed[0]["error"] == why
         url = "/api/admin/deliveries/failed?activity_id="
         mine = (await api.client.get(f"{url}{ACTIVITY}", headers=admin)).json()
         assert [f["order_id"] for f in mine] == [win.order_id]
@@ -103,7 +107,8 @@ async def test_a_failed_delivery_is_listed_and_sent_again(
         monkeypatch.setitem(DELIVERERS, AwardKind.PHYSICAL, real)
         sent = await api.client.post(f"/api/admin/deliveries/{win.order_id}/resend", headers=admin)
         assert (sent.status_code, sent.json()["state"]) == (200, "create")
-        assert (await _settled_win(api, "erin", win.order_id)).state is WinState.COMPLETED
+        done = await _settled_win(api, "erin", win.order_id)
+        assert (done.state, done.error) == (WinState.COMPLETED, None)  # the reason is gone
         async with api.raffle.shards.for_user("erin") as uow:
             assert await uow.shipments.get(win.order_id) is not None
         again = await api.client.post(f"/api/admin/deliveries/{win.order_id}/resend", headers=admin)

@@ -11,6 +11,7 @@ import pytest
 
 from raffle.bootstrap import Raffle
 from raffle.domain.awards import AwardKind
+from raffle.domain.draws import DeliveryError, WinState
 from raffle.entrypoints import worker
 from raffle.service import deliverers
 from raffle.service.deliverers import DeliveryContext, Effect
@@ -159,6 +160,9 @@ async def test_a_poison_message_is_dead_lettered_after_k_attempts_and_reported(
         assert found.completed == found.delivered == len(orders) - len(failed)
         assert set(attempts.values()) == {3}  # exactly k attempts each
         assert set(attempts) == {w.order_id for w in failed}
+        # Why, kept on each record by the attempts themselves: the broker passes no reason.
+        why = DeliveryError("internal", "LookupError: no shipping partner yet")
+        assert {w.error for w in failed} == {why}
 
         async def ship(grant: object, ctx: DeliveryContext) -> Effect:
             return deliverers._nothing
@@ -170,6 +174,10 @@ async def test_a_poison_message_is_dead_lettered_after_k_attempts_and_reported(
             found = await drained(raffle, len(orders), within=30)
         assert found.failed == len(failed) - 1
         assert found.completed == found.delivered == len(orders) - len(failed) + 1
+        async with raffle.shards.for_user(failed[0].user_id) as uow:
+            delivered = await uow.wins.get(failed[0].order_id)
+        assert delivered is not None
+        assert (delivered.state, delivered.error) == (WinState.COMPLETED, None)
     finally:
         await raffle.close()
 

@@ -56,6 +56,16 @@ class Win:
     rule: str
     created_at: datetime
     state: WinState = WinState.CREATE
+    error: DeliveryError | None = None  # why the last delivery attempt failed
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryError:
+    """Why a delivery attempt failed: a stable code (a RaffleError's, else `internal`)
+    and a short message, kept on the award record for operators."""
+
+    code: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)

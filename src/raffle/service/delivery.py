@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from raffle.domain.awards import AwardKind
 from raffle.domain.delivery import WON, Grant, NotDeliverable, NotFailed, UnknownWin
-from raffle.domain.draws import OutboxMessage, Win, WinState
+from raffle.domain.draws import DeliveryError, OutboxMessage, Win, WinState
+from raffle.domain.errors import RaffleError
 from raffle.service import ids
 from raffle.service.deliverers import (
     DELIVERERS,
@@ -21,6 +23,8 @@ from raffle.service.deliverers import (
     together_of,
 )
 from raffle.service.ports import Shards, ShardUnitOfWork
+
+log = logging.getLogger(__name__)
 
 Fault = Callable[[str], Awaitable[None]]  # a test seam: raises at a named point
 
@@ -91,7 +95,35 @@ async def deliver_together(
     # The shards at once: their transactions touch no common row, and a batch then takes
     # about as long as its slowest shard instead of the sum of them all.
     await asyncio.gather(*(shard(group) for group in groups.values()))
+    for message, outcome in zip(messages, outcomes, strict=True):
+        if outcome is not None:
+            await note_failure(message, outcome, ctx.shards)
     return outcomes
+
+
+async def note_failure(message: OutboxMessage, error: Exception, shards: Shards) -> None:
+    """Keep on the award record why this attempt failed, in a transaction of its own (the
+    attempt's was undone), so the dead-letter step and operators know the last reason.
+    A record that cannot be named or reached keeps what it had: the retry still happens."""
+    try:
+        won = json.loads(message.payload)
+        order_id, user_id = str(won["order_id"]), str(won["user_id"])
+    except (ValueError, KeyError, TypeError):
+        return
+    try:
+        async with shards.for_user(user_id) as uow:
+            await uow.wins.note_error(order_id, delivery_error(error))
+            await uow.commit()
+    except Exception as lost:  # the same outage, most likely: the attempt logged it already
+        log.warning("could not keep why delivery of %s failed: %r", order_id, lost)
+
+
+def delivery_error(error: Exception) -> DeliveryError:
+    """A RaffleError's stable code and message; anything else is `internal`, named by its
+    type (an operator's clue, not a caller's contract)."""
+    if isinstance(error, RaffleError):
+        return DeliveryError(error.code, error.message)
+    return DeliveryError("internal", f"{type(error).__name__}: {error}")
 
 
 async def _record_many(

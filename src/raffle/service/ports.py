@@ -10,7 +10,7 @@ from typing import Protocol, Self
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.delivery import Grant
-from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.draws import DeliveryError, OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
@@ -265,6 +265,11 @@ class WinRepository(Protocol):
     async def settle(self, order_id: str, expected: WinState, new: WinState) -> bool:
         """Move the record from `expected` to `new` (a compare-and-set that locks the row
         until commit); False if it is not in `expected` or does not exist."""
+        ...
+
+    async def note_error(self, order_id: str, error: DeliveryError | None) -> bool:
+        """Keep why the last delivery attempt failed (None: forget it) on a record still
+        waiting (create), the code and message cut to the columns' size; False if none."""
         ...
 
     async def settle_many(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.draws import DeliveryError, OrderState, OutboxMessage, RaffleOrder, Win, WinState
 
 Stamp = Callable[[datetime], Any]
 Read = Callable[[Any], datetime]
@@ -34,6 +34,8 @@ WIN_COLUMNS = (
     "state",
     "created_at",
 )
+# What a record read back holds besides: why its last delivery attempt failed.
+WIN_READ_COLUMNS = (*WIN_COLUMNS, "error_code", "error_message")
 OUTBOX_COLUMNS = (
     "message_id",
     "topic",
@@ -93,7 +95,9 @@ def order_of(row: Sequence[Any], read: Read) -> RaffleOrder:
 
 
 def win_of(row: Sequence[Any], read: Read) -> Win:
-    order_id, user_id, activity_id, strategy_id, award_id, points, rule, state, at = row
+    """A record from a row of `WIN_READ_COLUMNS`."""
+    order_id, user_id, activity_id, strategy_id, award_id, points, rule, state, at = row[:9]
+    code, message = row[9:]
     return Win(
         order_id,
         user_id,
@@ -104,4 +108,5 @@ def win_of(row: Sequence[Any], read: Read) -> Win:
         rule,
         read(at),
         WinState(state),
+        None if code is None else DeliveryError(code, message or ""),
     )

@@ -34,11 +34,15 @@ from raffle.service.ports import Credit
 @cache
 def _settle_sql(w: Table) -> str:
     # Locked first, in key order, as every batch does: two batches on a shard never deadlock.
+    done = WinState.COMPLETED.value
     return (
         f"WITH l AS (SELECT order_id FROM {w.name} "  # noqa: S608
         "WHERE order_id = ANY($1::varchar[]) AND state = $2 ORDER BY order_id FOR UPDATE) "
-        f"UPDATE {w.name} AS w SET state = $3 FROM l WHERE w.order_id = l.order_id "
-        "RETURNING w.order_id"
+        f"UPDATE {w.name} AS w SET state = $3, "
+        # A completed delivery has no failure to tell: the last error goes with it.
+        f"error_code = CASE WHEN $3::varchar = '{done}' THEN NULL ELSE w.error_code END, "
+        f"error_message = CASE WHEN $3::varchar = '{done}' THEN NULL ELSE w.error_message END "
+        "FROM l WHERE w.order_id = l.order_id RETURNING w.order_id"
     )
 
 

@@ -28,6 +28,7 @@ from raffle.adapters.sql.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
     WIN_COLUMNS,
+    WIN_READ_COLUMNS,
     order_of,
     order_values,
     outbox_values,
@@ -285,7 +286,7 @@ class PgWinRepository(SqlWinRepository):
     async def get(self, order_id: str) -> Win | None:
         connection = await self._driver()
         row = await connection.fetchrow(
-            _select_sql(self._table, WIN_COLUMNS, ("order_id",)), order_id
+            _select_sql(self._table, WIN_READ_COLUMNS, ("order_id",)), order_id
         )
         return None if row is None else win_of(row, _aware)
 

@@ -24,7 +24,7 @@ from sqlalchemy import (
 
 from raffle.adapters.sql import draw_series
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.shard_tables import ShardTables
+from raffle.adapters.sql.shard_tables import ERROR_MESSAGE_LENGTH, ShardTables
 from raffle.adapters.sql.upsert import (
     insert_ignore,
     insert_ignore_any,
@@ -32,7 +32,14 @@ from raffle.adapters.sql.upsert import (
     insert_missing_for,
 )
 from raffle.domain.delivery import RETRY_STEPS, retry_delay
-from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.draws import (
+    DeliveryError,
+    OrderState,
+    OutboxMessage,
+    RaffleOrder,
+    Win,
+    WinState,
+)
 from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.service.ports import Credit
 
@@ -476,7 +483,20 @@ class SqlWinRepository:
         statement = (
             update(w)
             .where(w.c.order_id == order_id, w.c.state == expected.value)
-            .values(state=new.value)
+            .values(state=new.value, **_forgotten(new))
+        )
+        return (await self._connection.execute(statement)).rowcount == 1
+
+    async def note_error(self, order_id: str, error: DeliveryError | None) -> bool:
+        w = self._table
+        values = {
+            "error_code": None if error is None else error.code[:64],
+            "error_message": None if error is None else error.message[:ERROR_MESSAGE_LENGTH],
+        }
+        statement = (
+            update(w)
+            .where(w.c.order_id == order_id, w.c.state == WinState.CREATE.value)
+            .values(**values)
         )
         return (await self._connection.execute(statement)).rowcount == 1
 
@@ -495,7 +515,7 @@ class SqlWinRepository:
         found = list((await self._connection.execute(query)).scalars().all())
         if found:
             await self._connection.execute(
-                update(w).where(w.c.order_id.in_(found)).values(state=new.value)
+                update(w).where(w.c.order_id.in_(found)).values(state=new.value, **_forgotten(new))
             )
         return set(found)
 
@@ -620,6 +640,11 @@ def _order(row: Mapping[Any, Any], o: Table) -> RaffleOrder:
     )
 
 
+def _forgotten(new: WinState) -> dict[str, None]:
+    """A completed delivery has no failure to tell: the last error is cleared with it."""
+    return {"error_code": None, "error_message": None} if new is WinState.COMPLETED else {}
+
+
 def _win(row: Mapping[Any, Any], w: Table) -> Win:
     return Win(
         order_id=row[w.c.order_id],
@@ -631,4 +656,9 @@ def _win(row: Mapping[Any, Any], w: Table) -> Win:
         rule=row[w.c.rule],
         created_at=row[w.c.created_at],
         state=WinState(row[w.c.state]),
+        error=(
+            None
+            if row[w.c.error_code] is None
+            else DeliveryError(row[w.c.error_code], row[w.c.error_message] or "")
+        ),
     )

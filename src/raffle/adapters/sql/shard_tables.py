@@ -46,7 +46,21 @@ def shard_tables(index: int) -> ShardTables:
     return define(index, shard_metadata)
 
 
-def define(index: int, metadata: MetaData) -> ShardTables:
+ERROR_MESSAGE_LENGTH = 200
+
+
+def error_columns() -> list[Column[str]]:
+    """Why the last delivery attempt of an award record failed, empty otherwise: added to
+    the tables by migration 0006."""
+    return [
+        Column("error_code", String(64), nullable=True),
+        Column("error_message", String(ERROR_MESSAGE_LENGTH), nullable=True),
+    ]
+
+
+def define(index: int, metadata: MetaData, *, errors: bool = True) -> ShardTables:
+    """The shard tables of one index; without the award record's error columns as
+    migration 0002 made them (0006 adds them)."""
     n = f"{index:03d}"
     return ShardTables(
         quota_account=Table(
@@ -115,6 +129,7 @@ def define(index: int, metadata: MetaData) -> ShardTables:
             Column("rule", String(16), nullable=False),
             Column("state", String(16), nullable=False),
             Column("created_at", UtcDateTime, nullable=False),
+            *(error_columns() if errors else ()),
             Index(None, "user_id", "activity_id", "order_id"),
             Index(None, "strategy_id", "award_id"),
         ),

@@ -23,6 +23,7 @@ from raffle.adapters.sql.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
     WIN_COLUMNS,
+    WIN_READ_COLUMNS,
     order_of,
     order_values,
     outbox_values,
@@ -169,7 +170,7 @@ class SqliteWinRepository(SqlWinRepository):
         self._driver.execute(_insert_sql(self._table, WIN_COLUMNS), row)
 
     async def get(self, order_id: str) -> Win | None:
-        query = _select_sql(self._table, WIN_COLUMNS, ("order_id",))
+        query = _select_sql(self._table, WIN_READ_COLUMNS, ("order_id",))
         row: Any = self._driver.execute(query, (order_id,)).fetchone()
         return None if row is None else win_of(row, _read)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime, timedelta
 
 from fastapi import APIRouter, Query, Request
@@ -18,6 +19,11 @@ from raffle.service.delivery_report import delivery_report
 router = APIRouter(prefix="/api/admin/deliveries", tags=["operator"])
 
 
+class DeliveryErrorOut(BaseModel):
+    code: str  # a RaffleError's stable code (`code_pool_empty`, ...), else `internal`
+    message: str
+
+
 class WinOut(BaseModel):
     order_id: str
     user_id: str
@@ -26,6 +32,7 @@ class WinOut(BaseModel):
     points: int | None
     state: str
     created_at: datetime
+    error: DeliveryErrorOut | None = None  # why the last delivery attempt failed
 
     @classmethod
     def of(cls, win: Win) -> WinOut:
@@ -37,6 +44,7 @@ class WinOut(BaseModel):
             points=win.points,
             state=win.state.value,
             created_at=win.created_at,
+            error=None if win.error is None else DeliveryErrorOut(**asdict(win.error)),
         )
 
 

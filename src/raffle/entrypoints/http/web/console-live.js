@@ -125,8 +125,15 @@ function failedTable(failed, refresh) {
     h("tr", { dataset: { order: f.order_id } },
       h("td", {}, f.order_id), h("td", {}, f.user_id), h("td", {}, String(f.award_id)),
       h("td", {}, new Date(f.created_at).toLocaleString()),
+      h("td", { dataset: { col: "error" } }, errorCell(f.error)),
       h("td", {}, h("button", { onclick: (e) => resend(f, e.currentTarget, refresh) }, "Send again"))));
-  return table(["Order", "User", "Prize", "Won at", ""], rows, "failed-table");
+  return table(["Order", "User", "Prize", "Won at", "Why", ""], rows, "failed-table");
+}
+
+// The last delivery attempt's error: its stable code, the message on hover and beneath.
+function errorCell(error) {
+  if (!error) return h("span", { class: "muted" }, "unknown");
+  return h("span", { title: error.message }, h("code", {}, error.code), h("br"), h("small", { class: "muted" }, error.message));
 }
 
 async function resend(win, button, refresh) {
