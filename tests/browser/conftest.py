@@ -114,7 +114,9 @@ def one_try_server(tmp_path: Path) -> Iterator[Server]:
     yield from _serve(tmp_path, demo=False, settings={"RAFFLE_DELIVERY_ATTEMPTS": "1"})
 
 
-@pytest.fixture(scope="session")
+# Module-scoped: while Playwright's sync API is started, its event loop counts as running in
+# this thread, and the async tests of any module collected after it could not run theirs.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     if not Path(CHROMIUM).exists():
         unavailable(f"no Chromium at {CHROMIUM} (make test installs Debian's chromium)")
@@ -122,7 +124,7 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
     yield browser
