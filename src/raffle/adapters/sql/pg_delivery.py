@@ -23,7 +23,7 @@ from sqlalchemy import Table
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
 from raffle.adapters.sql.pg_draw import Driver, PgQuotaRepository, PgWinRepository, naive
-from raffle.adapters.sql.shard_repositories import SqlTopUpRepository
+from raffle.adapters.sql.quota_repositories import SqlTopUpRepository
 from raffle.adapters.sql.shard_tables import ShardTables
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import WinState

@@ -20,11 +20,10 @@ from raffle.adapters.sql.prize_repositories import (
     SqlShipmentRepository,
 )
 from raffle.adapters.sql.prize_tables import prize_tables
+from raffle.adapters.sql.quota_repositories import SqlQuotaRepository, SqlTopUpRepository
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
-    SqlQuotaRepository,
-    SqlTopUpRepository,
     SqlWinRepository,
 )
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables

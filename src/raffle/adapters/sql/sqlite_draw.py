@@ -30,10 +30,10 @@ from raffle.adapters.sql.draw_rows import (
     win_of,
     win_values,
 )
+from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
-    SqlQuotaRepository,
     SqlWinRepository,
 )
 from raffle.adapters.sql.shard_tables import ShardTables

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from functools import cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Dialect, Insert, Table
+from sqlalchemy import ColumnElement, Dialect, Insert, Table, insert
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 
@@ -107,3 +108,9 @@ def insert_missing_for(dialect: str, table: Table, row: Mapping[str, Any]) -> In
     if dialect == "sqlite":
         return sqlite.insert(table).values(row).on_conflict_do_nothing(index_elements=key)
     raise NotImplementedError(f"no insert-if-missing for the {dialect} dialect")
+
+
+@cache
+def insert_into(table: Table) -> Insert:
+    """A plain INSERT into `table`, built once per table (the hot paths run it many times)."""
+    return insert(table)
