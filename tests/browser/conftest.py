@@ -1,8 +1,9 @@
 """The pages in a real browser: Debian's Chromium driven by Playwright, headless, against a
 `raffle serve` process of its own (embedded SQLite in a temporary folder).
 
-Every page a test opens records the browser's console; a test ends by asserting there was no
-error in it (`Browser.page(...).errors`), and saves screenshots under `artifacts/screenshots/`.
+Every page a test opens (`tab(url, viewport)`) records the browser's console errors in
+`Tab.errors`; a test ends by asserting there were none, or exactly those it provoked.
+`Tab.screenshot(name)` saves under `artifacts/screenshots/`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Fixtures of the integration tests that build whole raffles."""
+"""Fixtures of the integration tests: a migrated database with its shard tables, and whole
+raffles built on every backend."""
 
 from __future__ import annotations
 
@@ -6,11 +7,32 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.migrate import upgrade
+from raffle.adapters.sql.shards import SqlShards
+from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.bootstrap import Raffle
 from raffle.domain.campaign import Campaign
+from raffle.service.ports import Shards
 from raffle.settings import Settings
 from tests.integration.raffles import Build, SettableClock, wired
+
+SHARD_TABLES = 4  # user rows spread over several tables of one database
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """The backend's database, migrated with SHARD_TABLES shard tables."""
+    await upgrade(database_url, shard_tables=SHARD_TABLES)
+    engine = create_engine(database_url)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+def shards(engine: AsyncEngine) -> Shards:
+    return SqlShards([engine], tables=SHARD_TABLES)
 
 
 @pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis"])

@@ -4,35 +4,24 @@ codes) for the export."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.campaign_file import parse_campaign, read_campaign
 from raffle.adapters.campaign_writer import write_campaign
-from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.shards import SqlShards
-from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
+from raffle.adapters.sql.unit_of_work import SqlUnitOfWork
 from raffle.domain.draws import OrderState, RaffleOrder, Win, WinState
 from raffle.service.campaign_export import export_campaign
 from raffle.service.campaigns import load_campaign
 from raffle.service.delivery import failed_deliveries
 from raffle.service.ids import order_id
 from tests.e2e.conftest import DEMO
+from tests.integration.conftest import SHARD_TABLES
 
-TABLES = 4
 ACTIVITY, OTHER_ACTIVITY, STRATEGY = 100301, 100302, 100006
 T0 = datetime(2026, 11, 21, 8, 30, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    await upgrade(database_url, shard_tables=TABLES)
-    engine = create_engine(database_url)
-    yield engine
-    await engine.dispose()
 
 
 async def _draw(shards: SqlShards, user: str, activity: int, at: datetime) -> None:
@@ -43,7 +32,7 @@ async def _draw(shards: SqlShards, user: str, activity: int, at: datetime) -> No
 
 
 async def test_draws_are_counted_per_minute_on_each_shard(engine: AsyncEngine) -> None:
-    shards = SqlShards([engine], tables=TABLES)
+    shards = SqlShards([engine], tables=SHARD_TABLES)
     users = [f"user{n:03d}" for n in range(12)]  # spread over the four tables
     for n, user in enumerate(users):
         await _draw(shards, user, ACTIVITY, T0 + timedelta(seconds=n * 7.5))  # minutes 0 and 1
@@ -59,7 +48,7 @@ async def test_draws_are_counted_per_minute_on_each_shard(engine: AsyncEngine) -
 
 
 async def test_failed_deliveries_are_listed_per_activity(engine: AsyncEngine) -> None:
-    shards = SqlShards([engine], tables=TABLES)
+    shards = SqlShards([engine], tables=SHARD_TABLES)
     for n, (user, activity) in enumerate([("user001", ACTIVITY), ("user002", OTHER_ACTIVITY)]):
         win = Win(f"{n:024d}", user, activity, STRATEGY, 101, None, "default", T0, WinState.FAILED)
         async with shards.for_user(user) as uow:

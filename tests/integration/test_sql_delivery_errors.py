@@ -4,10 +4,8 @@ completes; and migration 0006 that adds the columns to every award record table.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-import pytest
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -19,21 +17,13 @@ from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.draws import DeliveryError, OutboxMessage, Win, WinState
 from raffle.domain.errors import RaffleError
 from raffle.service.delivery import failed_deliveries, give_up, note_failure, won_message
+from tests.integration.conftest import SHARD_TABLES
 
-TABLES = 4
 T0 = datetime(2026, 11, 22, 4, 0, 0, tzinfo=UTC)
 
 
 class PoolEmpty(RaffleError):
     code = "code_pool_empty"
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    await upgrade(database_url, shard_tables=TABLES)
-    engine = create_engine(database_url)
-    yield engine
-    await engine.dispose()
 
 
 async def _won(shards: SqlShards, n: int) -> tuple[Win, OutboxMessage]:
@@ -52,7 +42,7 @@ async def _get(shards: SqlShards, win: Win) -> Win:
 
 
 async def test_the_last_error_is_kept_until_the_delivery_completes(engine: AsyncEngine) -> None:
-    shards = SqlShards([engine], tables=TABLES)
+    shards = SqlShards([engine], tables=SHARD_TABLES)
     (pooled, first), (other, second) = await _won(shards, 1), await _won(shards, 2)
     await note_failure(first, LookupError("x" * 500), shards)
     assert (await _get(shards, pooled)).error == DeliveryError(
@@ -76,7 +66,8 @@ async def test_migration_0006_goes_down_to_0005_and_up_again(database_url: str) 
     def columns(connection: Connection) -> list[set[str]]:
         found = inspect(connection)
         return [
-            {c["name"] for c in found.get_columns(f"award_record_{n:03d}")} for n in range(TABLES)
+            {c["name"] for c in found.get_columns(f"award_record_{n:03d}")}
+            for n in range(SHARD_TABLES)
         ]
 
     async def error_columns() -> list[set[str]]:
@@ -88,9 +79,9 @@ async def test_migration_0006_goes_down_to_0005_and_up_again(database_url: str) 
             await engine.dispose()
         return [names & {"error_code", "error_message"} for names in found]
 
-    await upgrade(database_url, shard_tables=TABLES)
-    assert await error_columns() == [{"error_code", "error_message"}] * TABLES
-    await downgrade(database_url, "0005", shard_tables=TABLES)
-    assert await error_columns() == [set()] * TABLES
-    await upgrade(database_url, shard_tables=TABLES)
-    assert await error_columns() == [{"error_code", "error_message"}] * TABLES
+    await upgrade(database_url, shard_tables=SHARD_TABLES)
+    assert await error_columns() == [{"error_code", "error_message"}] * SHARD_TABLES
+    await downgrade(database_url, "0005", shard_tables=SHARD_TABLES)
+    assert await error_columns() == [set()] * SHARD_TABLES
+    await upgrade(database_url, shard_tables=SHARD_TABLES)
+    assert await error_columns() == [{"error_code", "error_message"}] * SHARD_TABLES

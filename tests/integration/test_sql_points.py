@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,22 +15,8 @@ from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, 
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.service.ports import Shards
 
-TABLES = 4
 T0 = datetime(2026, 11, 21, 8, 30, 0, 123456, tzinfo=UTC)
 USERS = ["xiaofuge", "liergou", "user001", "用户42"]  # spread over several shard tables
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    await upgrade(database_url, shard_tables=TABLES)
-    engine = create_engine(database_url)
-    yield engine
-    await engine.dispose()
-
-
-@pytest.fixture
-def shards(engine: AsyncEngine) -> Shards:
-    return SqlShards([engine], tables=TABLES)
 
 
 def _order(user: str, n: int, kind: PointsKind, amount: int, no: str | None = None) -> PointsOrder:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,30 +22,17 @@ from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, Win
 from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.service.ports import Shards, ShardUnitOfWork
 from tests.conftest import MakeDatabaseUrl
+from tests.integration.conftest import SHARD_TABLES
 
 USER, OTHER = "xiaofuge", "liergou"
 ACTIVITY, STRATEGY = 100301, 100006
 DAY, NEXT_DAY, MONTH, NEXT_MONTH = "2026-11-21", "2026-11-22", "2026-11", "2026-12"
 PACK = QuotaPack(1, total=10, day=3, month=5)
 T0 = datetime(2026, 11, 21, 8, 30, 0, 123456, tzinfo=UTC)
-TABLES = 4
-
-
-@pytest.fixture
-async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    await upgrade(database_url, shard_tables=TABLES)
-    engine = create_engine(database_url)
-    yield engine
-    await engine.dispose()
-
-
-@pytest.fixture
-def shards(engine: AsyncEngine) -> Shards:
-    return SqlShards([engine], tables=TABLES)
 
 
 def _tables(user_id: str) -> ShardTables:
-    return shard_tables(route(user_id, 1, TABLES)[1])
+    return shard_tables(route(user_id, 1, SHARD_TABLES)[1])
 
 
 async def _rows(engine: AsyncEngine, *tables: Table) -> list[list[tuple[Any, ...]]]:
@@ -508,10 +494,10 @@ async def test_each_user_lives_in_the_one_table_its_route_names(
 ) -> None:
     urls = [await make_database_url(backend) for _ in range(2)]
     for url in urls:
-        await upgrade(url, shard_tables=TABLES)
+        await upgrade(url, shard_tables=SHARD_TABLES)
     engines = [create_engine(url) for url in urls]
     try:
-        shards: Shards = SqlShards(engines, tables=TABLES)
+        shards: Shards = SqlShards(engines, tables=SHARD_TABLES)
         users = [f"user{n:04d}" for n in range(200)]
         for n, user in enumerate(users):
             async with shards.for_user(user) as uow:
@@ -521,21 +507,21 @@ async def test_each_user_lives_in_the_one_table_its_route_names(
 
         found: dict[str, list[tuple[int, int]]] = {}
         for database, engine in enumerate(engines):
-            for table in range(TABLES):
+            for table in range(SHARD_TABLES):
                 account = shard_tables(table).quota_account
                 async with engine.connect() as connection:
                     for user in (await connection.execute(select(account.c.user_id))).scalars():
                         found.setdefault(user, []).append((database, table))
-        assert found == {user: [route(user, 2, TABLES)] for user in users}
+        assert found == {user: [route(user, 2, SHARD_TABLES)] for user in users}
 
         units = shards.every()
         counts = []
         for uow in units:
             async with uow:
                 counts.append(await uow.wins.count(STRATEGY, 101))
-        expected = Counter(route(user, 2, TABLES) for user in users)
+        expected = Counter(route(user, 2, SHARD_TABLES) for user in users)
         assert len(units) == 8
-        assert counts == [expected[(d, t)] for d in range(2) for t in range(TABLES)]
+        assert counts == [expected[(d, t)] for d in range(2) for t in range(SHARD_TABLES)]
         assert sum(counts) == len(users)
     finally:
         for engine in engines:
@@ -543,7 +529,7 @@ async def test_each_user_lives_in_the_one_table_its_route_names(
 
 
 async def test_the_unit_of_work_commits_only_inside_its_block(engine: AsyncEngine) -> None:
-    shards: Shards = SqlShards([engine], tables=TABLES)  # mypy checks the Protocols here
+    shards: Shards = SqlShards([engine], tables=SHARD_TABLES)  # mypy checks the Protocols here
     uow: ShardUnitOfWork = shards.for_user(USER)
     with pytest.raises(RuntimeError, match="outside"):
         await uow.commit()

@@ -35,5 +35,5 @@ async def console() -> FileResponse:
 
 
 def assets() -> StaticFiles:
-    """The pages' scripts and styles, at /web/ (no-cache: the server revalidates each load)."""
+    """The pages' scripts and styles, at /web/ (with ETag and Last-Modified)."""
     return StaticFiles(directory=WEB)
