@@ -43,7 +43,7 @@ import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
+from collections.abc import Awaitable, Callable, Iterator  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
@@ -70,6 +70,7 @@ STOCK = _stock()
 PASSWORD = "bench-password"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 TICKS = os.sysconf("SC_CLK_TCK")
+IN_PROCESS_IN_FLIGHT = 64  # draws at once in the in-process count of Redis batching (as wrk)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -885,6 +886,8 @@ def _count_asyncpg_direct(tally: Tally) -> None:
 
 
 def _count_redis(raffle: Any, tally: Tally) -> None:
+    """Redis commands by name: the hot ones through the shared pipeline (its own counters
+    give the round trips), the rare ones straight on the client."""
     if raffle.redis is None:
         return
     execute_command = raffle.redis.execute_command
@@ -894,6 +897,39 @@ def _count_redis(raffle: Any, tally: Tally) -> None:
         return await execute_command(*command, **options)
 
     raffle.redis.execute_command = counted
+    if (pipeline := getattr(raffle, "redis_commands", None)) is not None:
+        execute = pipeline.execute
+
+        async def counted_in_pipeline(*command: Any) -> Any:
+            tally.add(f"redis: {command[0]} (shared pipeline)")
+            return await execute(*command)
+
+        pipeline.execute = counted_in_pipeline
+
+
+async def redis_batching(
+    raffle: Any, draw: Callable[[str], Awaitable[int]], tokens: list[str]
+) -> Any:
+    """Redis commands per round trip with IN_PROCESS_IN_FLIGHT draws in flight at once."""
+    pipeline = getattr(raffle, "redis_commands", None)
+    if pipeline is None:
+        return None
+    gate = asyncio.Semaphore(IN_PROCESS_IN_FLIGHT)
+
+    async def gated(token: str) -> int:
+        async with gate:
+            return await draw(token)
+
+    sent, trips = pipeline.commands, pipeline.round_trips
+    statuses = Counter(await asyncio.gather(*(gated(token) for token in tokens)))
+    sent, trips = pipeline.commands - sent, pipeline.round_trips - trips
+    return {
+        "in_flight": IN_PROCESS_IN_FLIGHT,
+        "statuses": dict(statuses),
+        "commands_per_draw": round(sent / len(tokens), 2),
+        "round_trips_per_draw": round(trips / len(tokens), 2),
+        "commands_per_round_trip": round(sent / max(trips, 1), 1),
+    }
 
 
 def _count_thread_hops(tally: Tally) -> None:
@@ -958,12 +994,14 @@ async def statements_per_draw(backend: Backend, draws: int) -> dict[str, Any]:
         statuses = Counter([await one(token) for token in tokens])
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         tally.on = False
+        batching = await redis_batching(raffle, one, tokens)
     dialect = raffle.engines[0].dialect.name
     await raffle.close()
     summary = _per_draw(tally, draws, dialect)
     summary["statuses"] = dict(statuses)
     summary["sequential_ms_per_draw_in_process"] = round(1000 * elapsed / draws, 2)
     summary["cpu_ms_per_draw_in_process"] = round(1000 * cpu / draws, 2)
+    summary["redis_batching"] = batching
     return summary
 
 
@@ -1069,6 +1107,14 @@ def print_summary(report: dict[str, Any]) -> None:
         )
         for k, v in count["per_draw"].items():
             print(f"    {v:>6}  {k}")
+        if batching := count.get("redis_batching"):
+            print(
+                f"    Redis with {batching['in_flight']} draws in flight: "
+                f"{batching['commands_per_draw']} commands in "
+                f"{batching['round_trips_per_draw']} round trips a draw "
+                f"({batching['commands_per_round_trip']} a round trip), answers "
+                f"{batching['statuses']}"
+            )
     if profile := report.get("profile"):
         print_profile(profile)
 
