@@ -907,29 +907,30 @@ def _count_redis(raffle: Any, tally: Tally) -> None:
         pipeline.execute = counted_in_pipeline
 
 
-async def redis_batching(
-    raffle: Any, draw: Callable[[str], Awaitable[int]], tokens: list[str]
-) -> Any:
-    """Redis commands per round trip with IN_PROCESS_IN_FLIGHT draws in flight at once."""
+async def in_flight(raffle: Any, draw: Callable[[str], Awaitable[int]], tokens: list[str]) -> Any:
+    """The same draws again, IN_PROCESS_IN_FLIGHT at once (as wrk's connections): CPU per
+    draw, and Redis commands per round trip where they share a pipeline."""
     pipeline = getattr(raffle, "redis_commands", None)
-    if pipeline is None:
-        return None
     gate = asyncio.Semaphore(IN_PROCESS_IN_FLIGHT)
 
     async def gated(token: str) -> int:
         async with gate:
             return await draw(token)
 
-    sent, trips = pipeline.commands, pipeline.round_trips
+    sent, trips = (pipeline.commands, pipeline.round_trips) if pipeline else (0, 0)
+    cpu = time.process_time()
     statuses = Counter(await asyncio.gather(*(gated(token) for token in tokens)))
-    sent, trips = pipeline.commands - sent, pipeline.round_trips - trips
-    return {
+    cpu = time.process_time() - cpu
+    found: dict[str, Any] = {
         "in_flight": IN_PROCESS_IN_FLIGHT,
+        "cpu_ms_per_draw": round(1000 * cpu / len(tokens), 2),
         "statuses": dict(statuses),
-        "commands_per_draw": round(sent / len(tokens), 2),
-        "round_trips_per_draw": round(trips / len(tokens), 2),
-        "commands_per_round_trip": round(sent / max(trips, 1), 1),
     }
+    if pipeline:
+        sent, trips = pipeline.commands - sent, pipeline.round_trips - trips
+        found["redis_commands_per_draw"] = round(sent / len(tokens), 2)
+        found["redis_round_trips_per_draw"] = round(trips / len(tokens), 2)
+    return found
 
 
 def _count_thread_hops(tally: Tally) -> None:
@@ -994,14 +995,14 @@ async def statements_per_draw(backend: Backend, draws: int) -> dict[str, Any]:
         statuses = Counter([await one(token) for token in tokens])
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         tally.on = False
-        batching = await redis_batching(raffle, one, tokens)
+        concurrent = await in_flight(raffle, one, tokens)
     dialect = raffle.engines[0].dialect.name
     await raffle.close()
     summary = _per_draw(tally, draws, dialect)
     summary["statuses"] = dict(statuses)
     summary["sequential_ms_per_draw_in_process"] = round(1000 * elapsed / draws, 2)
     summary["cpu_ms_per_draw_in_process"] = round(1000 * cpu / draws, 2)
-    summary["redis_batching"] = batching
+    summary["in_flight"] = concurrent
     return summary
 
 
@@ -1047,6 +1048,19 @@ def server_errors(log: Path) -> dict[str, int]:
             found[line[:200]] += 1
             in_traceback = False
     return dict(found.most_common(12))
+
+
+def print_in_flight(concurrent: dict[str, Any]) -> None:
+    redis = ""
+    if "redis_round_trips_per_draw" in concurrent:
+        redis = (
+            f", Redis {concurrent['redis_commands_per_draw']} commands in "
+            f"{concurrent['redis_round_trips_per_draw']} round trips"
+        )
+    print(
+        f"    the same draws {concurrent['in_flight']} at once: CPU "
+        f"{concurrent['cpu_ms_per_draw']} ms a draw{redis}, answers {concurrent['statuses']}"
+    )
 
 
 def print_summary(report: dict[str, Any]) -> None:
@@ -1107,14 +1121,8 @@ def print_summary(report: dict[str, Any]) -> None:
         )
         for k, v in count["per_draw"].items():
             print(f"    {v:>6}  {k}")
-        if batching := count.get("redis_batching"):
-            print(
-                f"    Redis with {batching['in_flight']} draws in flight: "
-                f"{batching['commands_per_draw']} commands in "
-                f"{batching['round_trips_per_draw']} round trips a draw "
-                f"({batching['commands_per_round_trip']} a round trip), answers "
-                f"{batching['statuses']}"
-            )
+        if concurrent := count.get("in_flight"):
+            print_in_flight(concurrent)
     if profile := report.get("profile"):
         print_profile(profile)
 
