@@ -4,10 +4,7 @@ result or error, scripts survive a flushed script cache, and a restart mid-load.
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
 
-import pytest
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -21,18 +18,6 @@ from tests.services import RedisServer
 IN_FLIGHT = 500
 # Adds ARGV[1] to the key and answers the new value: a result of its own for every caller.
 _ADD = LuaScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_pool(BlockingConnectionPool.from_url(redis_url, max_connections=50))
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
-def prefix() -> str:
-    return f"test:{uuid.uuid4().hex}:"
 
 
 async def test_a_lone_command_goes_at_once_in_a_round_trip_of_its_own(
