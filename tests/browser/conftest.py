@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,6 +107,15 @@ def demo_server(tmp_path: Path) -> Iterator[Server]:
 def blank_server(tmp_path: Path) -> Iterator[Server]:
     """A server on an empty database: no campaign, no activity, no user."""
     yield from _serve(tmp_path, demo=False)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """`serve(RAFFLE_X="...", ...)`: a blank server started with these settings."""
+    with ExitStack() as servers:
+        yield lambda **settings: servers.enter_context(
+            contextmanager(_serve)(tmp_path, demo=False, settings=settings)
+        )
 
 
 @pytest.fixture
