@@ -111,10 +111,11 @@ def blank_server(tmp_path: Path) -> Iterator[Server]:
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Callable[..., Server]]:
-    """`serve(RAFFLE_X="...", ...)`: a blank server started with these settings."""
+    """`serve(demo=False, RAFFLE_X="...", ...)`: a server started with these settings, on an
+    empty database (`demo`: with the demo campaign)."""
     with ExitStack() as servers:
-        yield lambda **settings: servers.enter_context(
-            contextmanager(_serve)(tmp_path, demo=False, settings=settings)
+        yield lambda demo=False, **settings: servers.enter_context(
+            contextmanager(_serve)(tmp_path, demo=demo, settings=settings)
         )
 
 

@@ -21,6 +21,7 @@ const slots = {}; // the panels' bodies, by name
 const myPrizes = new MyPrizes(onSaveAddress, handle);
 let loads = 0;
 let drawing = false;
+let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
 
 function handle(error) {
   if (error instanceof Problem && error.code === "not_authenticated") return showLogin(error.message);
@@ -152,7 +153,9 @@ function renderBoard() {
 
 // Off while a draw is in flight, whatever else is read again meanwhile.
 function renderDrawButton() {
-  const why = engage.whyNoDraw(state.activity, state.mine.account);
+  const wait = Math.ceil((drawsFrom - Date.now()) / 1000);
+  const why = engage.whyNoDraw(state.activity, state.mine.account) ?? (wait > 0
+    ? `Wait ${wait === 1 ? "a second" : `${wait} seconds`} before drawing again.` : null);
   board.button.disabled = drawing || Boolean(why);
   document.getElementById("draw-reason").textContent = why ?? "";
 }
@@ -193,11 +196,17 @@ async function onDraw() {
     notify(`You won: ${won.award_title}`, "ok");
     ok = true;
   } catch (error) {
+    if (error.code === "rate_limited") holdDraws(error.retryAfter ?? 1);
     handle(error);
   }
   drawing = false;
   if (session.token) await refresh().catch(handle);
   board.done(ok);
+}
+
+function holdDraws(seconds) {
+  drawsFrom = Date.now() + seconds * 1000;
+  setTimeout(() => state.mine && renderDrawButton(), seconds * 1000 + 50);
 }
 
 async function onSignIn(event) {
