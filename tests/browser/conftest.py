@@ -163,16 +163,21 @@ OpenTab = Callable[..., Tab]
 
 @pytest.fixture
 def tab(chromium: Browser) -> Iterator[OpenTab]:
-    """`tab(url, viewport=DESKTOP)`: a page in a fresh context (its own storage, so its own
-    session), the console recorded."""
+    """`tab(url, viewport=DESKTOP, time_zone=None)`: a page in a fresh context (its own
+    storage, so its own session), the console recorded; `time_zone` (e.g. "America/New_York")
+    is the browser's, the machine's if None."""
     opened: list[Tab] = []
-    yield lambda url, viewport=DESKTOP: _open(chromium, opened, url, viewport)
+    yield lambda url, viewport=DESKTOP, time_zone=None: _open(
+        chromium, opened, url, viewport, time_zone
+    )
     for each in opened:
         each.page.context.close()
 
 
-def _open(chromium: Browser, opened: list[Tab], url: str, viewport: ViewportSize) -> Tab:
-    context = chromium.new_context(viewport=viewport)
+def _open(
+    chromium: Browser, opened: list[Tab], url: str, viewport: ViewportSize, time_zone: str | None
+) -> Tab:
+    context = chromium.new_context(viewport=viewport, timezone_id=time_zone)
     context.set_default_timeout(15_000)
     tab = Tab(context.new_page())
 

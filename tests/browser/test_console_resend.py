@@ -87,7 +87,7 @@ def test_an_operator_sends_a_failed_delivery_again(one_try_server: Server, tab: 
     expect(stuck).to_have_attribute("data-state", "failed")  # the pool is empty
     expect(stuck.get_by_test_id("state")).to_have_text("delayed, we are on it")
 
-    console = tab(server.url + "/console", DESKTOP)
+    console = tab(server.url + "/console", DESKTOP, time_zone="America/New_York")
     page = console.page
     page.locator("#login-name").fill("operator")
     page.locator("#login-password").fill(PASSWORD)
@@ -98,6 +98,7 @@ def test_an_operator_sends_a_failed_delivery_again(one_try_server: Server, tab: 
     row = page.get_by_test_id("failed-table").locator(f'tr[data-order="{order}"]')
     expect(row).to_contain_text("102")
     expect(row.locator("[data-col=error]")).to_contain_text("code_pool_empty")  # why
+    expect(row.locator("[data-col=won-at]")).to_contain_text(" EST")  # the browser's zone, named
     console.screenshot("console-failed-desktop")
 
     added = post(server, f"/api/admin/code-pools/{POOL}/codes", admin, json={"codes": ["FIVE-3"]})
