@@ -84,10 +84,16 @@ def operator_headers(server: Server, name: str = "operator") -> dict[str, str]:
     return {"Authorization": f"Bearer {answer.json()['token']}"}
 
 
+def post(server: Server, path: str, headers: dict[str, str], **body: object) -> httpx.Response:
+    """A POST to the server with these headers and an Idempotency-Key of its own."""
+    headers = {**headers, "Idempotency-Key": str(uuid.uuid4())}
+    return httpx.post(server.url + path, headers=headers, **body)
+
+
 def load_campaign(server: Server, headers: dict[str, str], text: str) -> httpx.Response:
     """Post a campaign file (YAML) as the operator whose `headers` these are."""
-    yaml = {**headers, "Content-Type": "application/yaml", "Idempotency-Key": str(uuid.uuid4())}
-    return httpx.post(f"{server.url}/api/admin/campaigns", headers=yaml, content=text)
+    yaml = {**headers, "Content-Type": "application/yaml"}
+    return post(server, "/api/admin/campaigns", yaml, content=text)
 
 
 def take_free_codes(server: Server, pool: str) -> None:

@@ -5,9 +5,6 @@ code and clicks "Send again", and the player gets it."""
 
 from __future__ import annotations
 
-import uuid
-
-import httpx
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import DESKTOP, PASSWORD, PHONE, OpenTab, Server
@@ -16,6 +13,7 @@ from tests.browser.player import (
     draw,
     load_campaign,
     operator_headers,
+    post,
     register,
     take_free_codes,
 )
@@ -43,12 +41,6 @@ def campaign(*activities: tuple[int, int], codes: str = "") -> str:
     )
     pools = f"code_pools:\n  {POOL}: [{codes}]\n" if codes else ""
     return f"{AWARDS}strategies:\n{strategies}activities:\n{running}{pools}"
-
-
-def post(server: Server, path: str, headers: dict[str, str], **body: object) -> httpx.Response:
-    return httpx.post(
-        server.url + path, headers={**headers, "Idempotency-Key": str(uuid.uuid4())}, **body
-    )
 
 
 def prize_in(page: Page, activity: int) -> str:

@@ -3,10 +3,8 @@ an undelivered one followed until it is delivered, without reloading."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 
-import httpx
 from playwright.sync_api import Locator, expect
 
 from tests.browser.conftest import PHONE, OpenTab, Server
@@ -15,6 +13,7 @@ from tests.browser.player import (
     draw,
     load_campaign,
     operator_headers,
+    post,
     register,
     take_free_codes,
     token,
@@ -37,13 +36,6 @@ code_pools:
 """
 
 
-def post(server: Server, path: str, headers: dict[str, str], **body: object) -> httpx.Response:
-    headers = {**headers, "Idempotency-Key": str(uuid.uuid4())}
-    answer = httpx.post(server.url + path, headers=headers, **body)
-    assert answer.is_success, answer.text
-    return answer
-
-
 def orders(items: Locator) -> list[str | None]:
     return [items.nth(i).get_attribute("data-order") for i in range(items.count())]
 
@@ -60,6 +52,7 @@ def test_more_prizes_and_one_delivered_late(serve: Callable[..., Server], tab: O
     choose_activity(page, ACTIVITY)
     me = {"Authorization": f"Bearer {token(page)}"}
     won = [post(server, f"/api/activities/{ACTIVITY}/draws", me).json() for _ in range(DRAWS)]
+    assert all("order_id" in w for w in won), won
     assert [w["award_id"] for w in won] == [102] + [101] * (DRAWS - 1)
     newest_first = [w["order_id"] for w in reversed(won)]
 
@@ -78,8 +71,10 @@ def test_more_prizes_and_one_delivered_late(serve: Callable[..., Server], tab: O
 
     # An operator adds a code and sends the delivery again: the page, which reads undelivered
     # prizes again by itself (even one from an older page), shows it delivered.
-    post(server, f"/api/admin/code-pools/{POOL}/codes", admin, json={"codes": ["FIVE-2"]})
-    post(server, f"/api/admin/deliveries/{won[0]['order_id']}/resend", admin)
+    added = post(server, f"/api/admin/code-pools/{POOL}/codes", admin, json={"codes": ["FIVE-2"]})
+    assert added.status_code == 200, added.text
+    sent = post(server, f"/api/admin/deliveries/{won[0]['order_id']}/resend", admin)
+    assert sent.status_code == 200, sent.text
     expect(coupon).to_have_attribute("data-state", "completed", timeout=20_000)
     expect(coupon.get_by_test_id("delivery")).to_have_text("code FIVE-2")
     expect(coupon.get_by_test_id("state")).to_have_text("delivered")
