@@ -19,7 +19,10 @@ from aio_pika.abc import (
     AbstractRobustConnection,
 )
 from aio_pika.exceptions import AMQPError
+from aiormq.abc import ChannelFrame, FrameType
+from pamqp.body import ContentBody
 from pamqp.common import FieldTable
+from pamqp.header import ContentHeader
 
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
@@ -59,36 +62,40 @@ class RabbitBroker:
         self._publisher_lock = asyncio.Lock()
 
     async def publish(self, message: OutboxMessage) -> None:
-        properties = aiormq.spec.Basic.Properties(
-            message_id=message.message_id,
-            message_type=message.topic,
-            content_type="application/json",
-            delivery_mode=aio_pika.DeliveryMode.PERSISTENT.value,
-            timestamp=message.created_at,
-            headers={"key": message.key},
-        )
+        (answer,) = await self.publish_many([message])
+        if answer is not None:
+            raise answer
+
+    async def publish_many(self, messages: Sequence[OutboxMessage]) -> list[Unavailable | None]:
+        """Every message's frames in ONE write, then every confirm awaited under one timeout.
+
+        aiormq writes each `basic_publish` by itself: a system call (and a wake-up of the
+        broker) per message, with a task, a timeout and a pass through the channel lock
+        each, most of the relay's CPU. Here the batch takes delivery tags under the channel's
+        lock as `basic_publish` does, registers a confirmation future per tag (the channel
+        answers them: an ack, a nack, a return, or its closing), and queues one frame
+        holding all the publishes. Per message: None once the broker acked it, else why not.
+        """
+        if not messages:
+            return []
         try:
-            underlay = await (await self._publisher()).get_underlay_channel()
-            channel = cast(aiormq.Channel, underlay)  # its abstract type lacks `wait`
-            # Straight on aiormq's channel, to pass `wait=False`: aio-pika's publish waits
-            # for each frame to be written before the next may be queued, so a relay's batch
-            # went out one write (one system call, one loop turn) per message; queued at once,
-            # the loop writes them together. The confirm is still awaited: it returns on the
-            # broker's ack; a nack, an unroutable return, a lost connection or no answer in
-            # time raise, and the outbox row is tried again later.
-            confirmed = await channel.basic_publish(
-                message.payload.encode(),
-                exchange=EXCHANGE,
-                routing_key=message.topic,
-                properties=properties,
-                mandatory=True,
-                timeout=self._timeout,
-                wait=False,
-            )
+            async with asyncio.timeout(self._timeout):
+                channel = await self._confirming()
+                first, confirmations = await _send(channel, messages)
+        except NotConfirmed as error:  # no connection
+            return [error] * len(messages)
         except (AMQPError, ConnectionError, OSError, TimeoutError, RuntimeError) as error:
-            raise NotConfirmed(f"message {message.message_id} not confirmed: {error!r}") from error
-        if not isinstance(confirmed, aiormq.spec.Basic.Ack):
-            raise NotConfirmed(f"message {message.message_id} not confirmed: {confirmed!r}")
+            return [NotConfirmed(f"not published: {error!r}")] * len(messages)
+        try:
+            await asyncio.wait(confirmations, timeout=self._timeout)
+        finally:
+            for confirmation in confirmations:
+                confirmation.cancel()  # no-op when answered; else no answer in time
+            tags = channel.message_id_delivery_tag
+            for tag, message in enumerate(messages, first):
+                if tags.get(message.message_id) == tag:  # not a later publish of the same id
+                    del tags[message.message_id]
+        return [_answer(m, c) for m, c in zip(messages, confirmations, strict=True)]
 
     async def consume(self, queue: str, handle: Handler) -> None:
         connection = await self._connect()
@@ -124,19 +131,22 @@ class RabbitBroker:
         if connection is not None:
             await connection.close()
 
-    async def _publisher(self) -> AbstractChannel:
+    async def _confirming(self) -> aiormq.Channel:
         # One confirming channel for every publish: made once, however many publishes
         # arrive at once (a second channel would replace the first under their feet). Once
         # made, no lock: taking it was a twentieth of the relay's CPU.
-        if self._publishing is not None:
-            return self._publishing
-        async with self._publisher_lock:
-            if self._publishing is None:
-                connection = await self._connect()
-                channel = await connection.channel(publisher_confirms=True, on_return_raises=True)
-                await channel.get_exchange(EXCHANGE)  # there, or fail here
-                self._publishing = channel
-            return self._publishing
+        if self._publishing is None:
+            async with self._publisher_lock:
+                if self._publishing is None:
+                    connection = await self._connect()
+                    channel = await connection.channel(
+                        publisher_confirms=True, on_return_raises=True
+                    )
+                    await channel.get_exchange(EXCHANGE)  # there, or fail here
+                    self._publishing = channel
+        # aio-pika reopens the channel after a broker restart: the current one, each time.
+        underlay = await self._publishing.get_underlay_channel()
+        return cast(aiormq.Channel, underlay)  # its abstract type lacks the confirmations
 
     async def _connect(self) -> AbstractRobustConnection:
         async with self._lock:
@@ -229,6 +239,68 @@ class _Acks:
             await upto.ack(multiple=True)
         except Exception:  # the channel is gone: its messages are given out again
             log.warning("acknowledging up to message %s failed", upto.message_id, exc_info=True)
+
+
+async def _send(
+    channel: aiormq.Channel, messages: Sequence[OutboxMessage]
+) -> tuple[int, list[asyncio.Future[object]]]:
+    """The first delivery tag, and a confirmation per message in order."""
+    frames: list[FrameType] = []
+    confirmations: list[asyncio.Future[object]] = []
+    async with channel.lock:  # the delivery tags count the publishes in the order written
+        first = channel.delivery_tag + 1
+        for tag, message in enumerate(messages, first):
+            confirmation: asyncio.Future[object] = channel.create_future()
+            channel.confirmations[tag] = confirmation
+            # A return names the message by id: the channel finds its confirmation so.
+            channel.message_id_delivery_tag[message.message_id] = tag
+            confirmations.append(confirmation)
+            frames += _frames(message, channel.max_content_size)
+        channel.delivery_tag = first + len(messages) - 1
+        try:
+            await channel.write_queue.put(
+                ChannelFrame.marshall(channel_number=channel.number, frames=frames)
+            )
+        except BaseException:
+            # Not written: the broker never counted these tags, so neither may we.
+            channel.delivery_tag = first - 1
+            for tag, (message, confirmation) in enumerate(
+                zip(messages, confirmations, strict=True), first
+            ):
+                channel.confirmations.pop(tag, None)
+                channel.message_id_delivery_tag.pop(message.message_id, None)
+                confirmation.cancel()
+            raise
+    return first, confirmations
+
+
+def _frames(message: OutboxMessage, most: int) -> list[FrameType]:
+    body = message.payload.encode()
+    properties = aiormq.spec.Basic.Properties(
+        message_id=message.message_id,
+        message_type=message.topic,
+        content_type="application/json",
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT.value,
+        timestamp=message.created_at,
+        headers={"key": message.key},
+    )
+    publish = aiormq.spec.Basic.Publish(
+        exchange=EXCHANGE, routing_key=message.topic, mandatory=True
+    )
+    header = ContentHeader(properties=properties, body_size=len(body))
+    return [publish, header, *(ContentBody(body[i : i + most]) for i in range(0, len(body), most))]
+
+
+def _answer(message: OutboxMessage, confirmation: asyncio.Future[object]) -> Unavailable | None:
+    """An ack confirms; a nack, a return (mandatory: routed nowhere), the channel lost or no
+    answer in time do not, and the outbox row is tried again later."""
+    if confirmation.cancelled():
+        return NotConfirmed(f"message {message.message_id} not confirmed in time")
+    error = confirmation.exception()
+    if error is None and isinstance(confirmation.result(), aiormq.spec.Basic.Ack):
+        return None
+    why = repr(error) if error is not None else repr(confirmation.result())
+    return NotConfirmed(f"message {message.message_id} not confirmed: {why}")
 
 
 def _message(incoming: AbstractIncomingMessage, queue: str) -> OutboxMessage:
