@@ -21,7 +21,7 @@ class Batcher:
     the broker gives them to another consumer."""
 
     def __init__(
-        self, together: Together, *, size: int = 400, wait: float = 0.05, concurrency: int = 2
+        self, together: Together, *, size: int = 400, wait: float = 0.1, concurrency: int = 2
     ) -> None:
         self._together, self._size, self._wait = together, size, wait
         self._concurrency = concurrency

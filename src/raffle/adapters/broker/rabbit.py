@@ -14,12 +14,11 @@ import aio_pika
 import aiormq
 from aio_pika.abc import AbstractChannel, AbstractRobustConnection
 from aio_pika.exceptions import AMQPError
-from aiormq.abc import ChannelFrame, DeliveredMessage, FrameType
-from pamqp.body import ContentBody
+from aiormq.abc import ChannelFrame, DeliveredMessage
 from pamqp.common import FieldTable
-from pamqp.header import ContentHeader
 
 from raffle.adapters.broker.rabbit_acks import Acks
+from raffle.adapters.broker.rabbit_frames import publish_frames
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
 from raffle.service.ports import Handler, dead_letters
@@ -69,8 +68,9 @@ class RabbitBroker:
         broker) per message, with a task, a timeout and a pass through the channel lock
         each, most of the relay's CPU. Here the batch takes delivery tags under the channel's
         lock as `basic_publish` does, registers a confirmation future per tag (the channel
-        answers them: an ack, a nack, a return, or its closing), and queues one frame
-        holding all the publishes. Per message: None once the broker acked it, else why not.
+        answers them: an ack, a nack, a return, or its closing), and queues the bytes of
+        all the publishes (packed by rabbit_frames) as one frame. Per message: None once
+        the broker acked it, else why not.
         """
         if not messages:
             return []
@@ -80,7 +80,14 @@ class RabbitBroker:
                 first, confirmations = await _send(channel, messages)
         except NotConfirmed as error:  # no connection
             return [error] * len(messages)
-        except (AMQPError, ConnectionError, OSError, TimeoutError, RuntimeError) as error:
+        except (
+            AMQPError,
+            ConnectionError,
+            OSError,
+            TimeoutError,
+            RuntimeError,
+            ValueError,
+        ) as error:
             return [NotConfirmed(f"not published: {error!r}")] * len(messages)
         try:
             await asyncio.wait(confirmations, timeout=self._timeout)
@@ -190,7 +197,8 @@ async def _send(
     channel: aiormq.Channel, messages: Sequence[OutboxMessage]
 ) -> tuple[int, list[asyncio.Future[object]]]:
     """The first delivery tag, and a confirmation per message in order."""
-    frames: list[FrameType] = []
+    number, most = channel.number, channel.max_content_size
+    frames = [publish_frames(m, exchange=EXCHANGE, channel=number, most=most) for m in messages]
     confirmations: list[asyncio.Future[object]] = []
     async with channel.lock:  # the delivery tags count the publishes in the order written
         first = channel.delivery_tag + 1
@@ -200,12 +208,9 @@ async def _send(
             # A return names the message by id: the channel finds its confirmation so.
             channel.message_id_delivery_tag[message.message_id] = tag
             confirmations.append(confirmation)
-            frames += _frames(message, channel.max_content_size)
         channel.delivery_tag = first + len(messages) - 1
         try:
-            await channel.write_queue.put(
-                ChannelFrame.marshall(channel_number=channel.number, frames=frames)
-            )
+            await channel.write_queue.put(ChannelFrame(b"".join(frames), should_close=False))
         except BaseException:
             # Not written: the broker never counted these tags, so neither may we.
             channel.delivery_tag = first - 1
@@ -217,23 +222,6 @@ async def _send(
                 confirmation.cancel()
             raise
     return first, confirmations
-
-
-def _frames(message: OutboxMessage, most: int) -> list[FrameType]:
-    body = message.payload.encode()
-    properties = aiormq.spec.Basic.Properties(
-        message_id=message.message_id,
-        message_type=message.topic,
-        content_type="application/json",
-        delivery_mode=aio_pika.DeliveryMode.PERSISTENT.value,
-        timestamp=message.created_at,
-        correlation_id=message.key,
-    )
-    publish = aiormq.spec.Basic.Publish(
-        exchange=EXCHANGE, routing_key=message.topic, mandatory=True
-    )
-    header = ContentHeader(properties=properties, body_size=len(body))
-    return [publish, header, *(ContentBody(body[i : i + most]) for i in range(0, len(body), most))]
 
 
 def _answer(message: OutboxMessage, confirmation: asyncio.Future[object]) -> Unavailable | None:
