@@ -143,3 +143,40 @@ async def test_a_batch_published_in_one_write_is_confirmed_message_by_message(
     finally:
         await broker.close()
         await _delete(rabbitmq_url, topic, dead_letters(topic))
+
+
+async def test_a_message_of_a_relay_of_before_keeps_its_key(rabbitmq_url: str) -> None:
+    """Relays before this one sent the key as the header `key` (now: the correlation id);
+    messages of theirs still in the queue arrive with their key."""
+    topic = f"older.{uuid.uuid4().hex[:8]}"
+    broker = RabbitBroker(rabbitmq_url, topics=[topic], attempts=5, timeout=10)
+    at = datetime(2026, 11, 22, 5, 6, 7, tzinfo=UTC)
+    arrived: asyncio.Queue[OutboxMessage] = asyncio.Queue()
+
+    async def handle(message: OutboxMessage) -> None:
+        await arrived.put(message)
+
+    try:
+        await broker.publish(OutboxMessage("m-new", topic, "order-new", "{}", at))  # declares
+        connection = await aio_pika.connect(rabbitmq_url)
+        async with connection:
+            channel = await connection.channel()
+            old = aio_pika.Message(
+                b'{"n": 2}',
+                message_id="m-old",
+                type=topic,
+                timestamp=at,
+                headers={"key": "order-old"},
+                delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+            )
+            await channel.default_exchange.publish(old, routing_key=topic)
+        consumer = asyncio.create_task(broker.consume(topic, handle))
+        first = await asyncio.wait_for(arrived.get(), 30)
+        second = await asyncio.wait_for(arrived.get(), 30)
+        consumer.cancel()
+        await asyncio.gather(consumer, return_exceptions=True)
+        assert (first.key, second.key) == ("order-new", "order-old")
+        assert second == OutboxMessage("m-old", topic, "order-old", '{"n": 2}', at)
+    finally:
+        await broker.close()
+        await _delete(rabbitmq_url, topic, dead_letters(topic))
