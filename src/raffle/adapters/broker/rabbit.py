@@ -74,8 +74,9 @@ class RabbitBroker:
         """
         if not messages:
             return []
+        deadline = asyncio.get_running_loop().time() + self._timeout  # for all of it
         try:
-            async with asyncio.timeout(self._timeout):
+            async with asyncio.timeout_at(deadline):
                 channel = await self._confirming()
                 first, confirmations = await _send(channel, messages)
         except NotConfirmed as error:  # no connection
@@ -90,7 +91,8 @@ class RabbitBroker:
         ) as error:
             return [NotConfirmed(f"not published: {error!r}")] * len(messages)
         try:
-            await asyncio.wait(confirmations, timeout=self._timeout)
+            left = deadline - asyncio.get_running_loop().time()
+            await asyncio.wait(confirmations, timeout=max(left, 0.0))
         finally:
             for confirmation in confirmations:
                 confirmation.cancel()  # no-op when answered; else no answer in time
