@@ -120,7 +120,8 @@ class RabbitBroker:
                     await handle(_message(delivered, queue))
                 except Exception:
                     # Returned to the queue: one more failed delivery towards the limit.
-                    log.exception("handling message %s failed", tag)
+                    message_id = delivered.header.properties.message_id
+                    log.exception("handling message %s failed", message_id)
                     await channel.basic_reject(tag, requeue=True)
                     acks.settle(tag, handled=False)
                     return
