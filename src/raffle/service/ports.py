@@ -11,6 +11,7 @@ from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import DeliveryError, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.errors import Unavailable
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
@@ -533,6 +534,11 @@ class Broker(Protocol):
     async def publish(self, message: OutboxMessage) -> None:
         """Return once the broker has taken responsibility for the message (a publisher
         confirm); raise Unavailable when it did not confirm in time."""
+        ...
+
+    async def publish_many(self, messages: Sequence[OutboxMessage]) -> list[Unavailable | None]:
+        """`publish` for a batch at once; per message, in order, None once the broker took
+        responsibility for it, or the Unavailable error why not (never raises it)."""
         ...
 
     async def consume(self, queue: str, handle: Handler) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql import pg_delivery, pg_draw, sqlite_draw
+from raffle.adapters.sql import pg_delivery, pg_draw, pg_relay, sqlite_draw
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
 from raffle.adapters.sql.delivery_tables import delivery_table
@@ -124,7 +124,7 @@ class SqlShardUnitOfWork(TransactionScope):
                 pg_delivery.PgDeliveryQuotaRepository(connection, tables, driver),
                 pg_draw.PgOrderRepository(connection, tables, driver),
                 pg_delivery.PgDeliveryWinRepository(connection, tables, driver),
-                pg_draw.PgOutboxRepository(connection, tables, driver),
+                pg_relay.PgRelayOutboxRepository(connection, tables, driver),
             )
         if (sqlite := sqlite_draw.driver_for(connection)) is not None:
             return (
