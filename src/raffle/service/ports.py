@@ -478,7 +478,8 @@ class DrawBatches(Protocol):
     """Draws in batches, one lane (a shard database) at a time, where the backend can."""
 
     size: int  # the most draws in one batch
-    sizes: Counter[int]  # batches run so far, by their size
+    sizes: Counter[int]  # batches begun so far, by their size
+    failed: int  # batches rolled back on an error (their draws ran again alone)
 
     def lane(self, user_id: str) -> int:
         """The lane of the database that holds `user_id`'s rows."""

@@ -15,8 +15,9 @@ Only our own table and column names are put into the SQL; every value is a bind 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import cache
+from types import TracebackType
 from typing import Any
 
 from sqlalchemy import Table
@@ -47,21 +48,22 @@ REPLAY_AT = 8  # the first of the order's columns in a row of _consume_sql
 
 
 class PgDrawBatches:
-    """A lane per shard database; the batch sizes seen, for tests and for the curious."""
+    """A lane per shard database."""
 
     def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
         self._engines = tuple(engines)
         self._tables = tables
         self.size = size
         self.sizes: Counter[int] = Counter()
+        self.failed = 0
 
     def lane(self, user_id: str) -> int:
         return route(user_id, len(self._engines), self._tables)[0]
 
     def begin(self, lane: int) -> PgDrawBatch:
-        return PgDrawBatch(self._engines[lane], self._table, self.sizes)
+        return PgDrawBatch(self._engines[lane], self)
 
-    def _table(self, user_id: str) -> int:
+    def table(self, user_id: str) -> int:
         return route(user_id, len(self._engines), self._tables)[1]
 
 
@@ -73,9 +75,10 @@ def batches_for(engines: Sequence[AsyncEngine], tables: int, size: int) -> PgDra
 
 
 class PgDrawBatch(TransactionScope):
-    def __init__(self, engine: AsyncEngine, table: Callable[[str], int], sizes: Counter[int]):
+    def __init__(self, engine: AsyncEngine, batches: PgDrawBatches) -> None:
         super().__init__(engine)
-        self._table, self._sizes = table, sizes
+        self._batches = batches
+        self._table = batches.table
         self._driver: pg_draw.Driver | None = None
         self._claims: Sequence[Claim] = ()
         self._taken: dict[int, tuple[bool, bool]] = {}  # by draw: its day, its month taken too
@@ -84,6 +87,15 @@ class PgDrawBatch(TransactionScope):
         if (pg := pg_draw.driver_for(connection)) is None:
             raise RuntimeError("draws in batches need PostgreSQL on asyncpg")
         self._driver = pg[1]
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._batches.failed += exc is not None
+        await super().__aexit__(exc_type, exc, tb)
 
     async def _connection(self) -> Any:
         assert self._driver is not None, "the batch's transaction is not open"
@@ -98,7 +110,7 @@ class PgDrawBatch(TransactionScope):
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
-        self._sizes[len(claims)] += 1
+        self._batches.sizes[len(claims)] += 1
         self._claims, self._taken = claims, {}
         tables = self._by_table(range(len(claims)))
         args: list[list[Any]] = []
