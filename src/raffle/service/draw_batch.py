@@ -47,7 +47,9 @@ async def draw_in_batch(attempt: Attempt, shards: Shards, batches: DrawBatches) 
     if (group := lanes.get(lane)) is None:
         # One draw per user in a batch: one user's draws take turns, as their account row
         # lock makes them do anyway, and no row is written twice by one statement.
-        together = partial(_together, batches, lane)
+        # By weak reference: the lanes are the value of `batches` in _lanes, and must not
+        # keep it alive.
+        together = partial(_together, weakref.proxy(batches), lane)
         group = lanes[lane] = GroupCommit(together, size=batches.size, key=_user)
     answer = await group.submit(attempt)
     return answer if answer is not None else await draw_alone(attempt, shards)

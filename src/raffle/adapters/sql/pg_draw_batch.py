@@ -102,10 +102,12 @@ class PgDrawBatch(TransactionScope):
         return await self._driver()
 
     def _by_table(self, draws: Iterable[int]) -> dict[int, list[int]]:
+        """The draws by shard table, in the order every batch locks rows in: by table, and
+        in a table by user (the lookups run in the order of the arrays)."""
         tables: dict[int, list[int]] = {}
-        for n in draws:
+        for n in sorted(draws, key=lambda n: self._claims[n][0]):
             tables.setdefault(self._table(self._claims[n][0]), []).append(n)
-        return dict(sorted(tables.items()))  # the order every batch locks its tables in
+        return dict(sorted(tables.items()))
 
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
@@ -138,14 +140,10 @@ class PgDrawBatch(TransactionScope):
 
     async def give_back(self, draws: Collection[int]) -> None:
         # Rare (a replay, the day's or month's limit reached, the stock out of reach): a
-        # statement per table.
+        # statement per draw, sent together (executemany), by primary key.
         for table, back in self._by_table(n for n in draws if n in self._taken).items():
-            taken = [(self._claims[n], *self._taken.pop(n)) for n in back]
-            accounts = _arrays(2, ((c[0], c[1]) for c, _, _ in taken))
-            days = _arrays(3, ((c[0], c[1], c[2]) for c, day, _ in taken if day))
-            months = _arrays(3, ((c[0], c[1], c[3]) for c, _, month in taken if month))
-            args = [*accounts, *days, *months]
-            await (await self._connection()).execute(_give_back_sql(table), *args)
+            rows = [(*self._claims[n][:4], *self._taken.pop(n)) for n in back]
+            await (await self._connection()).executemany(_give_back_sql(table), rows)
 
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
         tables: dict[int, list[tuple[RaffleOrder, Win, OutboxMessage]]] = {}
@@ -191,8 +189,8 @@ def _chained(statements: Sequence[str]) -> str:
     return f"WITH {ctes} {statements[-1]}" if ctes else statements[-1]
 
 
-def _same(*columns: str, left: str = "x", right: str = "q") -> str:
-    return " AND ".join(f"{right}.{c} = {left}.{c}" for c in columns)
+def _same(*columns: str) -> str:
+    return " AND ".join(f"q.{c} = x.{c}" for c in columns)
 
 
 @cache
@@ -200,15 +198,21 @@ def _consume_sql(tables: tuple[int, ...]) -> str:
     """Per shard table: the claims (`x`); their accounts locked in order (`l`); the guarded
     UPDATE of each account's total (`a`); its day and month rows made by their first draw
     or taken from if they have any left (`d`, `m`: a row missing means that limit is
-    exhausted, as in pg_draw); and a row per claim with the order of its Idempotency-Key."""
+    exhausted, as in pg_draw); and a row per claim with the order of its Idempotency-Key.
+
+    The lookups by key are LATERAL with LIMIT 1 (which keeps the planner from flattening
+    them into joins): asyncpg's prepared statement soon runs a generic plan, made without
+    the arrays' lengths and perhaps while the tables were small, which joined the orders
+    by hashing a sequential scan of the whole table."""
     ctes, selects = [], []
     for k, index in enumerate(tables):
         t = shard_tables(index)
         account, key = t.quota_account.name, ("user_id", "activity_id")
         ctes += [
             f"x{k} AS (SELECT * FROM {_unnest(None, _CLAIM, 1 + k * len(_CLAIM))})",  # noqa: S608
-            f"l{k} AS (SELECT q.user_id, q.activity_id FROM {account} AS q JOIN x{k} AS x "  # noqa: S608
-            f"ON {_same(*key)} ORDER BY q.user_id, q.activity_id FOR UPDATE OF q)",
+            f"l{k} AS (SELECT q.user_id, q.activity_id FROM x{k} AS x, LATERAL "  # noqa: S608
+            f"(SELECT user_id, activity_id FROM {account} AS q WHERE {_same(*key)} LIMIT 1) AS q "
+            "ORDER BY q.user_id, q.activity_id FOR UPDATE OF q)",
             f"a{k} AS (UPDATE {account} AS q SET total_left = q.total_left - 1 FROM l{k} AS x "  # noqa: S608
             f"WHERE {_same(*key)} AND q.total_left > 0 "
             "RETURNING q.user_id, q.total, q.total_left, q.day, q.month)",
@@ -224,8 +228,8 @@ def _consume_sql(tables: tuple[int, ...]) -> str:
             f"LEFT JOIN a{k} AS a ON a.user_id = x.user_id "
             f"LEFT JOIN d{k} AS d ON d.user_id = x.user_id "
             f"LEFT JOIN m{k} AS m ON m.user_id = x.user_id "
-            f"LEFT JOIN {t.raffle_order.name} AS o "
-            "ON o.user_id = x.user_id AND o.request_key = x.request_key"
+            f"LEFT JOIN LATERAL (SELECT * FROM {t.raffle_order.name} AS o "
+            "WHERE o.user_id = x.user_id AND o.request_key = x.request_key LIMIT 1) AS o ON true"
         )
     return f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}"
 
@@ -243,21 +247,16 @@ def _period_sql(table: Table, period: str, k: int) -> str:
 
 @cache
 def _give_back_sql(index: int) -> str:
+    """One draw's chance back: its total, and its day and month where they were taken."""
     t = shard_tables(index)
-    key = ("user_id", "activity_id")
-
-    def add(table: Table, left: str, columns: tuple[str, ...], first: int) -> str:
-        return (
-            f"UPDATE {table.name} AS q SET {left} = q.{left} + 1 "  # noqa: S608
-            f"FROM {_unnest(table, columns, first)} WHERE {_same(*columns)}"
-        )
-
-    return _chained(
-        [
-            add(t.quota_account, "total_left", key, 1),
-            add(t.quota_day, "day_left", (*key, "day"), 3),
-            add(t.quota_month, "month_left", (*key, "month"), 6),
-        ]
+    user = "user_id = $1 AND activity_id = $2"
+    return (
+        f"WITH a AS (UPDATE {t.quota_account.name} SET total_left = total_left + 1 "  # noqa: S608
+        f"WHERE {user}), "
+        f"d AS (UPDATE {t.quota_day.name} SET day_left = day_left + 1 "
+        f"WHERE $5::boolean AND {user} AND day = $3) "
+        f"UPDATE {t.quota_month.name} SET month_left = month_left + 1 "
+        f"WHERE $6::boolean AND {user} AND month = $4"
     )
 
 
