@@ -3,10 +3,11 @@ whole batch, over every shard table of the database that the batch's users live 
 
 Lists travel as arrays (`unnest`), so a statement's text depends only on the set of shard
 tables in the batch: asyncpg prepares each once per connection. Taking the chances locks the
-accounts in one order (by table, then by user and activity, `FOR UPDATE` under `ORDER BY`),
-whatever the batch: two processes' batches on one database wait for each other instead of
-deadlocking. A batch holds one draw per user: no row is written twice by one statement
-(which `ON CONFLICT DO UPDATE` refuses).
+accounts in one order whatever the batch (by table, then by user: the arrays are sorted and
+looked up in their order): two processes' batches on one database wait for each other
+instead of deadlocking (and one that is picked as a deadlock's victim anyway, against a
+delivery's credits say, fails, and its draws run alone). A batch holds one draw per user: no
+row is written twice by one statement (which `ON CONFLICT DO UPDATE` refuses).
 
 Only our own table and column names are put into the SQL; every value is a bind parameter
 ($1, $2, ...), hence the `noqa: S608`s.
@@ -212,7 +213,7 @@ def _consume_sql(tables: tuple[int, ...]) -> str:
             f"x{k} AS (SELECT * FROM {_unnest(None, _CLAIM, 1 + k * len(_CLAIM))})",  # noqa: S608
             f"l{k} AS (SELECT q.user_id, q.activity_id FROM x{k} AS x, LATERAL "  # noqa: S608
             f"(SELECT user_id, activity_id FROM {account} AS q WHERE {_same(*key)} LIMIT 1) AS q "
-            "ORDER BY q.user_id, q.activity_id FOR UPDATE OF q)",
+            "FOR UPDATE OF q)",
             f"a{k} AS (UPDATE {account} AS q SET total_left = q.total_left - 1 FROM l{k} AS x "  # noqa: S608
             f"WHERE {_same(*key)} AND q.total_left > 0 "
             "RETURNING q.user_id, q.total, q.total_left, q.day, q.month)",

@@ -55,7 +55,7 @@ _PG_CLAIMS = (
     "SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::varchar[], $5::timestamp[]) "
     "ON CONFLICT DO NOTHING RETURNING strategy_id, award_id, slot, order_id"
 )
-Claim = tuple[int, int, int, str, datetime]  # strategy, award, slot, order id, naive UTC time
+SlotClaim = tuple[int, int, int, str, datetime]  # strategy, award, slot, order id, naive UTC time
 
 
 def _naive(at: datetime) -> datetime:
@@ -97,7 +97,7 @@ class SqlStockClaims:
             result = await connection.execute(_insert_or_ignore(connection.dialect, row))
         return result.rowcount == 1
 
-    async def _claim_asyncpg(self, claims: Sequence[Claim]) -> list[bool]:
+    async def _claim_asyncpg(self, claims: Sequence[SlotClaim]) -> list[bool]:
         # Run outside any transaction of SQLAlchemy's (it begins lazily, at its first
         # statement, and none is run here): asyncpg then commits the statement by itself.
         async with self._engine.connect() as connection:
