@@ -43,32 +43,31 @@ async def test_an_item_with_nothing_in_flight_goes_at_once_alone() -> None:
     assert together.batches == [["a"], ["b"]]
 
 
-async def test_items_that_arrive_while_a_batch_is_in_flight_go_together() -> None:
+async def behind_a_held_batch(size: int, later: list[str]) -> tuple[Recorder, list[str]]:
+    """`later` submitted while a first batch ("a" alone) is held in flight; the batches made,
+    and the answers to `later`."""
     together = Recorder()
     together.gate.clear()
-    group = GroupCommit(together, size=3, key=_key)
+    group = GroupCommit(together, size=size, key=_key)
     first = asyncio.create_task(group.submit("a"))
     await settle()
     assert together.batches == [["a"]]  # in flight, held
-    later = [asyncio.create_task(group.submit(i)) for i in ("b", "c", "d", "e")]
+    tasks = [asyncio.create_task(group.submit(i)) for i in later]
     await settle()
     together.gate.set()
     assert await first == "aa"
-    assert await asyncio.gather(*later) == ["bb", "cc", "dd", "ee"]
+    return together, list(await asyncio.gather(*tasks))
+
+
+async def test_items_that_arrive_while_a_batch_is_in_flight_go_together() -> None:
+    together, answers = await behind_a_held_batch(3, ["b", "c", "d", "e"])
+    assert answers == ["bb", "cc", "dd", "ee"]
     assert together.batches == [["a"], ["b", "c", "d"], ["e"]]  # `size` at most
 
 
 async def test_items_of_one_key_never_share_a_batch() -> None:
-    together = Recorder()
-    together.gate.clear()
-    group = GroupCommit(together, size=8, key=_key)
-    first = asyncio.create_task(group.submit("z"))
-    await settle()
-    later = [asyncio.create_task(group.submit(i)) for i in ("a.1", "b", "a.2", "a.3")]
-    await settle()
-    together.gate.set()
-    await asyncio.gather(first, *later)
-    assert together.batches == [["z"], ["a.1", "b"], ["a.2"], ["a.3"]]
+    together, _ = await behind_a_held_batch(8, ["b.1", "c", "b.2", "b.3"])
+    assert together.batches == [["a"], ["b.1", "c"], ["b.2"], ["b.3"]]
 
 
 async def test_each_item_gets_its_own_error() -> None:
