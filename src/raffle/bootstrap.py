@@ -22,6 +22,7 @@ from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.idempotency import SqlIdempotencyStore
+from raffle.adapters.sql.pg_draw_batch import batches_for
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
@@ -103,7 +104,9 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     sessions: SessionStore
     limiter: RateLimiter
     redis = _redis(settings.redis_url) if settings.redis_url else None
-    shards = SqlShards(databases, settings.shard_tables)
+    tables = settings.shard_tables
+    batches = batches_for(databases, tables, settings.draw_batch_size)
+    shards = SqlShards(databases, tables, batches)
     claims: SqlStockClaims | None = None
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:

@@ -32,6 +32,7 @@ from raffle.service.ports import (
     AccessGrantRepository,
     CouponCodes,
     DeliveryRepository,
+    DrawBatches,
     OrderRepository,
     OutboxRepository,
     PointsRepository,
@@ -150,11 +151,14 @@ class SqlShards:
     """Databases (one engine each) that all hold shard tables 0 to `tables` - 1; the first
     is the configuration database."""
 
-    def __init__(self, engines: Sequence[AsyncEngine], tables: int) -> None:
+    def __init__(
+        self, engines: Sequence[AsyncEngine], tables: int, batches: DrawBatches | None = None
+    ) -> None:
         if not engines or tables < 1:
             raise ValueError("a shard layout needs at least one database and one table")
         self._engines = tuple(engines)
         self._tables = tables
+        self.batches = batches  # draws in batches (pg_draw_batch); None: each commits alone
 
     def for_user(self, user_id: str) -> SqlShardUnitOfWork:
         database, table = route(user_id, len(self._engines), self._tables)
