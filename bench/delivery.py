@@ -89,7 +89,8 @@ async def write_range(raffle: Raffle, first: int, last: int) -> None:
         await asyncio.gather(*(write(u, w) for u, w in pending[i : i + 20]))
 
 
-Sample = tuple[float, int, float, float]  # seconds, completed, worker CPU s, server CPU s
+# seconds, completed, worker CPU s, server CPU s, RabbitMQ's share of it
+Sample = tuple[float, int, float, float, float]
 
 
 async def watch(settings: Settings, messages: int, pids: list[int]) -> tuple[float, list[Sample]]:
@@ -100,7 +101,8 @@ async def watch(settings: Settings, messages: int, pids: list[int]) -> tuple[flo
         while True:
             found = await counts(raffle)
             workers = sum(_cpu_seconds(pid) for pid in pids)
-            samples.append((time.monotonic() - began, found.completed, workers, _servers_cpu()))
+            servers, rabbitmq = _servers_cpu(), _servers_cpu(("beam.smp",))
+            samples.append((time.monotonic() - began, found.completed, workers, servers, rabbitmq))
             if found.completed >= messages:
                 return time.monotonic() - began, samples
             await asyncio.sleep(0.5)
@@ -126,16 +128,17 @@ def _cpu_seconds(pid: int) -> float:
 SERVERS = ("postgres", "beam.smp")  # PostgreSQL's backends, RabbitMQ's Erlang VM
 
 
-def _servers_cpu() -> float:
-    """CPU seconds so far of every PostgreSQL and RabbitMQ process on the machine: other
-    sessions' use of the same servers counts too, and backends that exit are lost."""
+def _servers_cpu(names: tuple[str, ...] = SERVERS) -> float:
+    """CPU seconds so far of every PostgreSQL and RabbitMQ process on the machine (or those
+    named): other sessions' use of the same servers counts too, and backends that exit are
+    lost."""
     total = 0.0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
         except OSError:
             continue
-        if text.partition("(")[2].partition(")")[0] in SERVERS:
+        if text.partition("(")[2].partition(")")[0] in names:
             fields = text.rpartition(")")[2].split()
             total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
@@ -159,7 +162,7 @@ def _report(
     steady = [s for s in samples if 0.2 * n <= s[1] <= 0.8 * n]
     if len(steady) < 2 or steady[-1][1] == steady[0][1]:
         steady = [samples[0], samples[-1]]
-    (t0, done0, w0, s0), (t1, done1, w1, s1) = steady[0], steady[-1]
+    (t0, done0, w0, s0, r0), (t1, done1, w1, s1, r1) = steady[0], steady[-1]
     delivered = max(1, done1 - done0)
     return {
         "messages": n,
@@ -171,6 +174,7 @@ def _report(
         "cpu_ms_per_delivery_by_process": [round(1000 * c / n, 3) for c in cpus],
         "steady_worker_cpu_ms_per_delivery": round(1000 * (w1 - w0) / delivered, 3),
         "steady_servers_cpu_ms_per_delivery": round(1000 * (s1 - s0) / delivered, 3),
+        "steady_rabbitmq_cpu_ms_per_delivery": round(1000 * (r1 - r0) / delivered, 3),
         "steady_seconds": round(t1 - t0, 1),
         "load_average": os.getloadavg()[0],
     }

@@ -862,15 +862,22 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
 
 
 def _count_asyncpg_direct(tally: Tally) -> None:
-    """The statements the draw runs on asyncpg directly (pg_draw.py): fetchrow, and execute
-    with arguments (SQLAlchemy's adapter uses prepared statements, and execute without
+    """The statements the draw runs on asyncpg directly (pg_draw.py, pg_draw_batch.py, the
+    stock claims): fetch, fetchrow, executemany (one round trip), and execute with arguments
+    (SQLAlchemy's adapter runs its own through prepared statements, and execute without
     arguments only for BEGIN and COMMIT, which its events count)."""
     import asyncpg
 
-    fetchrow, execute = asyncpg.Connection.fetchrow, asyncpg.Connection.execute
+    connection = asyncpg.Connection
+    fetch, fetchrow = connection.fetch, connection.fetchrow
+    execute, executemany = connection.execute, connection.executemany
 
     def kind(query: str) -> str:
         return f"db (asyncpg direct): {query.split(None, 1)[0].upper()}"
+
+    async def counted_fetch(self: Any, query: str, *args: Any, **kw: Any) -> Any:
+        tally.add(kind(query))
+        return await fetch(self, query, *args, **kw)
 
     async def counted_fetchrow(self: Any, query: str, *args: Any, **kw: Any) -> Any:
         tally.add(kind(query))
@@ -881,8 +888,14 @@ def _count_asyncpg_direct(tally: Tally) -> None:
             tally.add(kind(query))
         return await execute(self, query, *args, **kw)
 
-    asyncpg.Connection.fetchrow = counted_fetchrow  # type: ignore[method-assign]
-    asyncpg.Connection.execute = counted_execute  # type: ignore[method-assign]
+    async def counted_executemany(self: Any, query: str, *args: Any, **kw: Any) -> Any:
+        tally.add(kind(query))
+        return await executemany(self, query, *args, **kw)
+
+    connection.fetch = counted_fetch  # type: ignore[method-assign]
+    connection.fetchrow = counted_fetchrow  # type: ignore[method-assign]
+    connection.execute = counted_execute  # type: ignore[method-assign]
+    connection.executemany = counted_executemany  # type: ignore[method-assign]
 
 
 def _count_redis(raffle: Any, tally: Tally) -> None:

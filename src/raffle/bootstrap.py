@@ -23,6 +23,7 @@ from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.idempotency import SqlIdempotencyStore
+from raffle.adapters.sql.pg_draw_batch import batches_for
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
@@ -105,7 +106,9 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     sessions: SessionStore
     limiter: RateLimiter
     redis = _redis(settings.redis_url) if settings.redis_url else None
-    shards = SqlShards(databases, settings.shard_tables)
+    tables = settings.shard_tables
+    batches = batches_for(databases, tables, settings.draw_batch_size)
+    shards = SqlShards(databases, tables, batches)
     claims: SqlStockClaims | None = None
     commands: SharedPipeline | None = None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +110,16 @@ def blank_server(tmp_path: Path) -> Iterator[Server]:
 
 
 @pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """`serve(demo=False, RAFFLE_X="...", ...)`: a server started with these settings, on an
+    empty database (`demo`: with the demo campaign)."""
+    with ExitStack() as servers:
+        yield lambda demo=False, **settings: servers.enter_context(
+            contextmanager(_serve)(tmp_path, demo=demo, settings=settings)
+        )
+
+
+@pytest.fixture
 def one_try_server(tmp_path: Path) -> Iterator[Server]:
     """A blank server that tries a delivery once before its dead-letter queue: a delivery
     that cannot succeed is marked failed at once."""
@@ -152,16 +163,21 @@ OpenTab = Callable[..., Tab]
 
 @pytest.fixture
 def tab(chromium: Browser) -> Iterator[OpenTab]:
-    """`tab(url, viewport=DESKTOP)`: a page in a fresh context (its own storage, so its own
-    session), the console recorded."""
+    """`tab(url, viewport=DESKTOP, time_zone=None)`: a page in a fresh context (its own
+    storage, so its own session), the console recorded; `time_zone` (e.g. "America/New_York")
+    is the browser's, the machine's if None."""
     opened: list[Tab] = []
-    yield lambda url, viewport=DESKTOP: _open(chromium, opened, url, viewport)
+    yield lambda url, viewport=DESKTOP, time_zone=None: _open(
+        chromium, opened, url, viewport, time_zone
+    )
     for each in opened:
         each.page.context.close()
 
 
-def _open(chromium: Browser, opened: list[Tab], url: str, viewport: ViewportSize) -> Tab:
-    context = chromium.new_context(viewport=viewport)
+def _open(
+    chromium: Browser, opened: list[Tab], url: str, viewport: ViewportSize, time_zone: str | None
+) -> Tab:
+    context = chromium.new_context(viewport=viewport, timezone_id=time_zone)
     context.set_default_timeout(15_000)
     tab = Tab(context.new_page())
 

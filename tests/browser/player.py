@@ -14,10 +14,14 @@ The page's stable hooks, kept for these helpers:
 - `[data-testid=chances]` has `data-chances` (draws possible now), `data-total-left`,
   `data-day-left`, `data-month-left`; `[data-testid=points]` has `data-available`.
 - `[data-testid=my-prize]` items (`data-order`, `data-state` create | completed | failed) with
-  `[data-testid=delivery]`; `#notice` is the message bar.
+  `[data-testid=delivery]`, and `[data-testid=more-prizes]` while there is an older page;
+  `#notice` is the message bar.
 """
 
 from __future__ import annotations
+
+import sqlite3
+import uuid
 
 import httpx
 from playwright.sync_api import Page, expect
@@ -78,3 +82,21 @@ def operator_headers(server: Server, name: str = "operator") -> dict[str, str]:
     answer = httpx.post(f"{server.url}/api/auth/login", json={"name": name, "password": PASSWORD})
     assert answer.status_code == 200, answer.text
     return {"Authorization": f"Bearer {answer.json()['token']}"}
+
+
+def post(server: Server, path: str, headers: dict[str, str], **body: object) -> httpx.Response:
+    """A POST to the server with these headers and an Idempotency-Key of its own."""
+    headers = {**headers, "Idempotency-Key": str(uuid.uuid4())}
+    return httpx.post(server.url + path, headers=headers, **body)
+
+
+def load_campaign(server: Server, headers: dict[str, str], text: str) -> httpx.Response:
+    """Post a campaign file (YAML) as the operator whose `headers` these are."""
+    yaml = {**headers, "Content-Type": "application/yaml"}
+    return post(server, "/api/admin/campaigns", yaml, content=text)
+
+
+def take_free_codes(server: Server, pool: str) -> None:
+    """An operator's mistake: the pool's free codes deleted from the database by hand."""
+    with sqlite3.connect(server.folder / "raffle.db", timeout=30) as db:
+        db.execute("DELETE FROM code_pool WHERE pool = ? AND order_id IS NULL", (pool,))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import httpx
 from playwright.sync_api import Page, expect
@@ -20,6 +22,9 @@ PROVOKED = [
     "Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)",
     CONFLICT,
 ]
+# The browser's zone, neither UTC nor the activities' (Asia/Shanghai, as a new one starts).
+LOCAL_ZONE = "America/New_York"  # EST in November
+SHANGHAI_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:00\+08:00$")
 EXPIRED = "Failed to load resource: the server responded with a status of 401 (Unauthorized)"
 
 
@@ -54,15 +59,30 @@ def build_campaign(page: Page) -> None:
     page.locator("#f-skus-0-price_points").fill("50")
 
 
+def _shown_in_another_zone(page: Page, typed: str) -> None:
+    """The activity's times follow its time zone as one is typed in (the same instants)."""
+    begins = page.locator("#f-activities-0-begin_at")
+    page.locator("#f-activities-0-time_zone").fill("Europe/Berlin")
+    expect(page.locator("label", has=begins)).to_contain_text("Begins (Europe/Berlin)")
+    berlin = datetime.fromisoformat(typed).astimezone(ZoneInfo("Europe/Berlin")).isoformat()
+    expect(begins).to_have_value(berlin)
+    page.locator("#revert").click()
+    expect(begins).to_have_value(typed)
+
+
 def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     blank_server: Server, tab: OpenTab
 ) -> None:
     operator = blank_server.operator()
-    console = tab(blank_server.url + "/console", DESKTOP)
+    console = tab(blank_server.url + "/console", DESKTOP, time_zone=LOCAL_ZONE)
     page = console.page
     log_in(console, operator)
     expect(page.locator("#tab-campaign")).to_have_attribute("aria-selected", "true")
     build_campaign(page)
+    begins = page.locator("#f-activities-0-begin_at")
+    expect(page.locator("label", has=begins)).to_contain_text("Begins (Asia/Shanghai)")
+    expect(begins).to_have_value(SHANGHAI_TIME)  # the activity's zone, not the browser's
+    typed = begins.input_value()
 
     page.locator("#save").click()
     rate = page.locator("#f-strategies-0-prizes-0-rate")
@@ -77,6 +97,7 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     page.locator("#save").click()
     expect(page.locator("#notice")).to_contain_text("Saved")
     expect(page.locator(".field-error")).to_have_count(0)
+    expect(begins).to_have_value(typed)  # stored in UTC, shown in the activity's zone again
 
     state = page.get_by_test_id(f"state-{ACTIVITY}")
     expect(state).to_have_text("edit")
@@ -91,6 +112,7 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(frozen).to_contain_text(f"published by running activity {ACTIVITY}")
     page.locator("#revert").click()
     expect(page.locator("#f-strategies-0-prizes-0-rate")).to_have_value("1")
+    _shown_in_another_zone(page, typed)
 
     # A player wins in it on the player page: rate 1 makes the prize certain.
     player = tab(blank_server.url + "/", PHONE)
@@ -107,6 +129,8 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(prize.locator('[data-col="stock"]')).to_have_text("5")
     expect(prize.locator('[data-col="left"]')).to_have_text("4")
     expect(page.get_by_test_id("draws-chart").locator('rect.bar[data-draws="1"]')).to_have_count(1)
+    expect(page.get_by_text(f"Draws per minute ({LOCAL_ZONE} time)")).to_be_visible()
+    expect(page.locator("#live-updated")).to_contain_text(re.compile(r"updated .* EST$"))
     assert draw(player.page) == "Ten points"  # seen without a click: the view refreshes itself
     expect(page.get_by_test_id("stat-draws").locator("strong")).to_have_text("2")
     expect(prize.locator('[data-col="left"]')).to_have_text("3")

@@ -30,10 +30,9 @@ from tests.services import RedisServer
 IN_FLIGHT = 250
 
 
-async def run(raffle: Raffle, draws: list[Draw]) -> tuple[list[DrawResult], Counter[str]]:
-    """Every draw at once, at most IN_FLIGHT at a time; results and failures by kind."""
+async def answers(raffle: Raffle, draws: list[Draw]) -> list[DrawResult | None]:
+    """Every draw at once, at most IN_FLIGHT at a time; None for each refused (NoChances)."""
     gate = asyncio.Semaphore(IN_FLIGHT)
-    failures: Counter[str] = Counter()
 
     async def one(cmd: Draw) -> DrawResult | None:
         async with gate:
@@ -43,11 +42,26 @@ async def run(raffle: Raffle, draws: list[Draw]) -> tuple[list[DrawResult], Coun
                     stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
                 )  # fmt: skip
             except NoChances:
-                failures["no_chances"] += 1
                 return None
 
-    results = await asyncio.gather(*(one(d) for d in draws))
-    return [r for r in results if r is not None], failures
+    return await asyncio.gather(*(one(d) for d in draws))
+
+
+async def run(raffle: Raffle, draws: list[Draw]) -> tuple[list[DrawResult], Counter[str]]:
+    """Every draw at once, at most IN_FLIGHT at a time; results and failures by kind."""
+    results = await answers(raffle, draws)
+    return [r for r in results if r is not None], Counter(no_chances=results.count(None))
+
+
+def assert_batched(raffle: Raffle) -> None:
+    """On PostgreSQL the draws went in batches, and batches of several draws formed; on the
+    other backends each draw committed alone."""
+    batches = raffle.shards.batches
+    if not raffle.settings.database_url.startswith("postgresql"):
+        assert batches is None
+        return
+    assert batches is not None
+    assert max(batches.sizes) > 1, batches.sizes
 
 
 async def wins_in_database(raffle: Raffle) -> int:
@@ -70,20 +84,31 @@ async def test_ten_thousand_draws_never_award_more_than_the_stock(build: Build) 
     assert sum(r.award_id == PRIZE for r in results) == 100
     assert await wins_in_database(raffle) == 100
     assert await raffle.stock.left(STRATEGY, PRIZE) == 0
+    assert_batched(raffle)
 
 
 @pytest.mark.parametrize("limit", ["day", "month", "total"])
 async def test_a_thousand_draws_by_one_user_spend_exactly_their_chances(
     build: Build, limit: str
 ) -> None:
+    # Among 49 other users' draws, so that on PostgreSQL the batches hold several users,
+    # and one user's draws take turns over batches.
     counts = {"total": 100, "day": 100, "month": 100} | {limit: 3}
     raffle = await build(campaign(pack=QuotaPack(WELCOME, **counts)), None)
+    users = ["solo"] * 1000 + [f"other{u:02d}" for _ in range(10) for u in range(49)]
+    draws = [Draw(user, 1) for user in users]
 
-    results, failures = await run(raffle, [Draw("solo", 1) for _ in range(1000)])
+    results = await answers(raffle, draws)
 
-    assert len(results) == 3
-    assert failures == Counter(no_chances=997)
-    assert sorted(r.draw_count for r in results) == [1, 2, 3]
+    drawn: dict[str, list[int]] = {}
+    for cmd, result in zip(draws, results, strict=True):
+        if result is not None:
+            drawn.setdefault(cmd.user_id, []).append(result.draw_count)
+    assert sorted(drawn.pop("solo")) == [1, 2, 3]
+    assert len(drawn) == 49
+    assert all(sorted(counts) == [1, 2, 3] for counts in drawn.values())
+    assert results.count(None) == 1000 + 490 - 50 * 3
+    assert_batched(raffle)
 
 
 async def test_the_day_rolls_over_at_midnight_in_the_activitys_zone(build: Build) -> None:
@@ -94,6 +119,8 @@ async def test_the_day_rolls_over_at_midnight_in_the_activitys_zone(build: Build
     after, _ = await run(raffle, [Draw("night", 1) for _ in range(10)])
     assert (len(before), refused["no_chances"], len(after)) == (3, 7, 3)
     assert sorted(r.draw_count for r in after) == [4, 5, 6]
+    if raffle.shards.batches is not None:  # one user: a batch of one each time
+        assert raffle.shards.batches.sizes == Counter({1: 20})
 
 
 @pytest.mark.parametrize("opened", [False, True], ids=["new-account", "open-account"])
@@ -111,6 +138,8 @@ async def test_one_key_sent_ten_times_at_once_draws_once(build: Build, opened: b
         account = await uow.quotas.get("keen", 1, "2000-01-01", "2000-01")
     assert account is not None
     assert account.total_left == 19 - opened  # one chance for the key, one for the opening
+    if raffle.shards.batches is not None:  # one user: a batch of one each time
+        assert raffle.shards.batches.sizes == Counter({1: 10 + opened})
 
 
 async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(
@@ -171,6 +200,7 @@ async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(
     assert sum(r.award_id == PRIZE for r in won) == prize.wins <= 100
     assert prize.oversold == prize.unclaimed_wins == 0
     assert prize.drift == 0, prize
+    assert_batched(raffle)
     commands = raffle.redis_commands
     assert commands is not None
     assert commands.commands > 2 * commands.round_trips  # the draws' Redis commands batched

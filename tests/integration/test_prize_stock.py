@@ -254,6 +254,23 @@ async def test_a_unit_given_back_returns_exactly_once(redis: Redis, engine: Asyn
     assert await _claims(engine) == [(1, "third"), (2, "second"), (3, "fourth")]
 
 
+async def test_claims_made_at_once_each_learn_whether_they_hold_their_slot(
+    engine: AsyncEngine,
+) -> None:
+    # Two orders for each of 100 slots, all at once: on PostgreSQL they go together in a
+    # few statements (group commit), one claim of a slot per statement.
+    claims = SqlStockClaims(engine)
+    at = FixedClock().now()
+    orders = [(slot, f"o{slot}-{twin}") for twin in (1, 2) for slot in range(1, 101)]
+
+    held = await asyncio.gather(*(claims.claim(S, A, slot, o, at) for slot, o in orders))
+
+    winners = {slot: o for (slot, o), won in zip(orders, held, strict=True) if won}
+    assert sorted(winners) == list(range(1, 101))  # one of the two holds each slot
+    assert await _claims(engine) == sorted(winners.items())
+    assert await claims.counts(S) == {A: 100}
+
+
 async def test_a_lost_counter_resumes_above_the_top_claim_and_reoffers_the_gaps(
     redis: Redis, engine: AsyncEngine
 ) -> None:

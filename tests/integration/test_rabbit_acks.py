@@ -97,3 +97,86 @@ async def test_a_publish_nobody_can_route_is_not_confirmed_and_a_routed_one_arri
     finally:
         await broker.close()
         await _delete(rabbitmq_url, topic, dead_letters(topic))
+
+
+async def test_a_batch_published_in_one_write_is_confirmed_message_by_message(
+    rabbitmq_url: str,
+) -> None:
+    """`publish_many` writes a batch's frames at once and answers per message: the
+    unroutable ones in the middle are not confirmed, every other one arrives once and whole
+    (one bigger than a frame too), and the channel's delivery tags stay in step with the
+    broker's: single publishes after the batch are confirmed."""
+    topic = f"batch.{uuid.uuid4().hex[:8]}"
+    broker = RabbitBroker(rabbitmq_url, topics=[topic], attempts=5, timeout=10)
+    at = datetime(2026, 11, 22, 5, 6, 7, tzinfo=UTC)
+    big = '{"pad": "' + "x" * 300_000 + '"}'  # frame_max is 128 KiB: split over frames
+    batch = [
+        OutboxMessage(f"b{n:04d}", topic, f"k{n}", big if n == 7 else f'{{"n": {n}}}', at)
+        for n in range(MESSAGES)
+    ]
+    nowhere = {3, 150, 299}
+    for n in nowhere:
+        batch[n] = OutboxMessage(f"b{n:04d}", "no.such.queue", f"k{n}", "{}", at)
+    arrived: list[OutboxMessage] = []
+    everything = asyncio.Event()
+    expected = MESSAGES - len(nowhere) + 1
+
+    async def handle(message: OutboxMessage) -> None:
+        arrived.append(message)
+        if len(arrived) == expected:
+            everything.set()
+
+    try:
+        answers = await broker.publish_many(batch)
+        assert [n for n, a in enumerate(answers) if a is not None] == sorted(nowhere)
+        assert all(isinstance(answers[n], NotConfirmed) for n in nowhere)
+        after = OutboxMessage("after", topic, "k-after", "{}", at)
+        await broker.publish(after)  # tags in step: confirmed, not mistaken for another
+        consumer = asyncio.create_task(broker.consume(topic, handle))
+        await asyncio.wait_for(everything.wait(), 60)
+        await asyncio.sleep(0.3)  # nothing more comes
+        consumer.cancel()
+        await asyncio.gather(consumer, return_exceptions=True)
+        routed = [m for n, m in enumerate(batch) if n not in nowhere]
+        assert arrived == [*routed, after]  # once each, whole, in order
+        assert await broker.publish_many([]) == []
+    finally:
+        await broker.close()
+        await _delete(rabbitmq_url, topic, dead_letters(topic))
+
+
+async def test_a_message_of_a_relay_of_before_keeps_its_key(rabbitmq_url: str) -> None:
+    """Relays before this one sent the key as the header `key` (now: the correlation id);
+    messages of theirs still in the queue arrive with their key."""
+    topic = f"older.{uuid.uuid4().hex[:8]}"
+    broker = RabbitBroker(rabbitmq_url, topics=[topic], attempts=5, timeout=10)
+    at = datetime(2026, 11, 22, 5, 6, 7, tzinfo=UTC)
+    arrived: asyncio.Queue[OutboxMessage] = asyncio.Queue()
+
+    async def handle(message: OutboxMessage) -> None:
+        await arrived.put(message)
+
+    try:
+        await broker.publish(OutboxMessage("m-new", topic, "order-new", "{}", at))  # declares
+        connection = await aio_pika.connect(rabbitmq_url)
+        async with connection:
+            channel = await connection.channel()
+            old = aio_pika.Message(
+                b'{"n": 2}',
+                message_id="m-old",
+                type=topic,
+                timestamp=at,
+                headers={"key": "order-old"},
+                delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+            )
+            await channel.default_exchange.publish(old, routing_key=topic)
+        consumer = asyncio.create_task(broker.consume(topic, handle))
+        first = await asyncio.wait_for(arrived.get(), 30)
+        second = await asyncio.wait_for(arrived.get(), 30)
+        consumer.cancel()
+        await asyncio.gather(consumer, return_exceptions=True)
+        assert (first.key, second.key) == ("order-new", "order-old")
+        assert second == OutboxMessage("m-old", topic, "order-old", '{"n": 2}', at)
+    finally:
+        await broker.close()
+        await _delete(rabbitmq_url, topic, dead_letters(topic))

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.campaign_file import parse_campaign, read_campaign
 from raffle.adapters.campaign_writer import write_campaign
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork
+from raffle.domain.campaign import Campaign
 from raffle.domain.draws import OrderState, RaffleOrder, Win, WinState
 from raffle.service.campaign_export import export_campaign
-from raffle.service.campaigns import load_campaign
+from raffle.service.campaigns import InvalidCampaign, load_campaign
 from raffle.service.delivery import failed_deliveries
 from raffle.service.ids import order_id
 from tests.e2e.conftest import DEMO
@@ -74,3 +76,30 @@ async def test_the_stored_campaign_reads_back_whole(engine: AsyncEngine) -> None
     assert free[pool.name] == tuple(sorted(pool.codes))[1:]  # the first free code was handed
     assert exported.handed == {pool.name: 1}
     assert parse_campaign(write_campaign(campaign), "export") == campaign
+
+
+def _coupon_file(strategy: int, stock: int, codes: str = "") -> Campaign:
+    text = f"""awards:
+  - {{id: 1, kind: thanks, title: Thanks}}
+  - {{id: 2, kind: coupon, title: Five off, config: five-off}}
+strategies:
+  - {{id: {strategy}, fallback: {{award: 1}}, prizes: [{{award: 2, rate: 1, stock: {stock}}}]}}
+"""
+    return parse_campaign(text + (f"code_pools:\n  five-off: [{codes}]\n" if codes else ""), "f")
+
+
+async def test_coupon_stock_is_checked_against_the_stored_strategies_sharing_its_pool(
+    engine: AsyncEngine,
+) -> None:
+    await load_campaign(_coupon_file(1001, 1, "FIVE-1, FIVE-2"), SqlUnitOfWork(engine))
+    async with SqlUnitOfWork(engine) as uow:  # strategy 1001's coupon, won and delivered
+        assert await uow.code_pools.hand_out("five-off", "o" * 24, "user001", T0) == "FIVE-1"
+        await uow.commit()
+    await load_campaign(_coupon_file(1002, 1), SqlUnitOfWork(engine))  # takes the free code
+    with pytest.raises(InvalidCampaign, match="stored strategies 1001, 1002 among them") as e:
+        await load_campaign(_coupon_file(1003, 2, "FIVE-3"), SqlUnitOfWork(engine))
+    assert str(e.value.problems[0]).startswith("strategies.0.prizes.0.stock: coupon stock 4 ")
+    assert e.value.problems[0].message.endswith("exceeds the pool's 3 codes")
+    async with SqlUnitOfWork(engine) as uow:  # nothing of the refused file stored
+        assert await uow.strategies.ids() == [1001, 1002]
+        assert [(s.total, s.handed) for s in await uow.code_pools.stats()] == [(2, 1)]

@@ -610,6 +610,7 @@ class FakeShards:
     def __init__(self, config: ConfigStore | None = None) -> None:
         self.store = ShardStore()
         self.config = config or ConfigStore()  # where code pools live
+        self.batches = None  # each draw commits alone
 
     def for_user(self, user_id: str) -> FakeShardUnitOfWork:
         return FakeShardUnitOfWork(self.store, self.config)

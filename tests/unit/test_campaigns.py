@@ -93,3 +93,51 @@ async def test_a_coupon_with_unlimited_stock_is_refused(
     with pytest.raises(InvalidCampaign, match="needs a stock") as error:
         await load_campaign(campaign, FakeUnitOfWork())
     assert [p.path for p in error.value.problems][-1] == path
+
+
+def _sharing(strategy_id: int, stock: int, codes: tuple[str, ...] = ()) -> Campaign:
+    """A file of one strategy whose coupon prize draws from pool c5 (the file adds `codes`)."""
+    thanks, coupon = Award(1, AwardKind.THANKS, "thanks"), Award(2, AwardKind.COUPON, "5 off", "c5")
+    prizes = (StrategyPrize(2, Decimal("0.5"), stock),)
+    pools = (CodePool("c5", codes),) if codes else ()
+    return Campaign(
+        (thanks, coupon), (Strategy(strategy_id, prizes, Fallback(1)),), code_pools=pools
+    )
+
+
+async def test_stored_strategies_drawing_from_the_pool_count_with_the_file() -> None:
+    uow = FakeUnitOfWork()
+    await load_campaign(_sharing(10, 2, ("C5-0", "C5-1", "C5-2")), uow)
+    with pytest.raises(InvalidCampaign, match=r"coupon stock 4 .*stored strategies 10 among") as e:
+        await load_campaign(_sharing(11, 2), uow)  # another file, the same pool of 3 codes
+    assert e.value.code == "invalid_campaign"
+    assert e.value.problems[0].path == ("strategies", 0, "prizes", 0, "stock")
+    assert set(uow.committed.strategies) == {10}  # nothing of the refused file stored
+
+    await load_campaign(_sharing(11, 1), uow)  # 2 + 1 fit
+    await load_campaign(_sharing(10, 2), uow)  # a stored strategy reloaded replaces itself
+    with pytest.raises(InvalidCampaign, match=r"coupon stock 4 "):
+        await load_campaign(_sharing(10, 3), uow)
+    assert uow.committed.strategies[10].prizes[0].stock == 2
+
+
+async def test_codes_handed_out_count_as_each_went_to_a_unit_of_stock_won() -> None:
+    uow = FakeUnitOfWork()
+    await load_campaign(_sharing(10, 1, ("C5-0", "C5-1")), uow)
+    uow.committed.codes["c5"]["C5-0"] = ("o1", "u1")  # strategy 10's prize won and delivered
+    await load_campaign(_sharing(11, 1), uow)  # the free code is 11's
+    with pytest.raises(InvalidCampaign, match=r"coupon stock 3 .* exceeds the pool's 2 codes"):
+        await load_campaign(_sharing(12, 1), uow)
+
+
+async def test_an_award_moved_to_a_pool_too_small_for_its_stored_prizes_is_refused() -> None:
+    uow = FakeUnitOfWork()
+    await load_campaign(_sharing(10, 2, ("C5-0", "C5-1")), uow)
+    moved = Campaign(
+        (Award(2, AwardKind.COUPON, "5 off", "c6"),), (), code_pools=(CodePool("c6", ("C6-0",)),)
+    )
+    with pytest.raises(InvalidCampaign, match=r"coupon stock 2 .*'c6', stored strategies 10") as e:
+        await load_campaign(moved, uow)
+    assert e.value.problems[0].path == ("awards", 0, "config")
+    assert uow.committed.awards[2].config == "c5"
+    assert "c6" not in uow.committed.codes

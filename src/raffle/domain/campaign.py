@@ -3,13 +3,14 @@ activities and their SKUs — checked as a whole."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.engine import DrawEngine
-from raffle.domain.errors import InvalidConfig
+from raffle.domain.errors import InvalidConfig, Path
 from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
@@ -48,13 +49,29 @@ class Campaign:
         """The code pools the campaign's coupon awards take codes from."""
         return {a.config for a in self.awards if a.kind is AwardKind.COUPON}
 
-    def coupon_shortfalls(self, pool_sizes: Mapping[str, int]) -> list[InvalidConfig]:
-        """Coupon prizes that could be won more often than their pool has codes, given the
-        codes each pool holds: stock must be set and, summed over the campaign's prizes
-        using a pool, at most the pool's size. A coupon cannot be the fallback (unlimited)."""
-        coupons = {a.id: a.config for a in self.awards if a.kind is AwardKind.COUPON}
-        demanded = dict.fromkeys(coupons.values(), 0)
-        found = []
+    def coupon_shortfalls(
+        self,
+        pool_sizes: Mapping[str, int],
+        stored: Sequence[Strategy] = (),
+        stored_awards: Mapping[int, Award] | None = None,
+    ) -> list[InvalidConfig]:
+        """Coupon prizes that could be won more often than their pool has codes.
+
+        Each needs a stock, and the stock of every prize drawing from a pool — the campaign's
+        own and those of the `stored` strategies it does not replace, whose awards are read in
+        `stored_awards` with the campaign's in their place — may not exceed the codes the pool
+        holds (`pool_sizes`; handed-out ones count, as each went to a win that took a unit of
+        that stock). A coupon cannot be the fallback (unlimited)."""
+        coupons = _coupon_pools({**(stored_awards or {}), **{a.id: a for a in self.awards}})
+        demanded: defaultdict[str, int] = defaultdict(int)
+        sharing: defaultdict[str, set[int]] = defaultdict(set)  # stored strategies per pool
+        mine = {s.id for s in self.strategies}
+        for other in (s for s in stored if s.id not in mine):
+            for prize in other.prizes:
+                if (pool := coupons.get(prize.award_id)) is not None and prize.stock:
+                    demanded[pool] += prize.stock
+                    sharing[pool].add(other.id)
+        found, short = [], set()
         for i, strategy in enumerate(self.strategies):
             if strategy.fallback.award_id in coupons:
                 found.append(_unlimited_coupon(("strategies", i, "fallback")))
@@ -66,12 +83,15 @@ class Campaign:
                     found.append(_unlimited_coupon(where))
                     continue
                 demanded[pool] += prize.stock
-                if demanded[pool] > (size := pool_sizes.get(pool, 0)):
-                    message = (
-                        f"coupon stock {demanded[pool]} (with the campaign's other prizes from "
-                        f"pool {pool!r}) exceeds the pool's {size} codes"
-                    )
-                    found.append(InvalidConfig(message, where))
+                if demanded[pool] > pool_sizes.get(pool, 0):
+                    found.append(_short(pool, demanded[pool], pool_sizes, sharing[pool], where))
+                    short.add(pool)
+        for k, award in enumerate(self.awards):  # a pool given to stored prizes it cannot cover
+            pool = coupons.get(award.id)
+            if pool is not None and pool not in short and demanded[pool] > pool_sizes.get(pool, 0):
+                at: Path = ("awards", k, "config")
+                found.append(_short(pool, demanded[pool], pool_sizes, sharing[pool], at))
+                short.add(pool)
         return found
 
     def _code_problems(self) -> list[InvalidConfig]:
@@ -131,6 +151,21 @@ class Campaign:
                     )
                 )
         return found
+
+
+def _coupon_pools(awards: Mapping[int, Award]) -> dict[int, str]:
+    return {a.id: a.config for a in awards.values() if a.kind is AwardKind.COUPON}
+
+
+def _short(
+    pool: str, demanded: int, sizes: Mapping[str, int], stored: set[int], path: Path
+) -> InvalidConfig:
+    also = f", stored strategies {', '.join(map(str, sorted(stored)))} among them" if stored else ""
+    return InvalidConfig(
+        f"coupon stock {demanded} (with the other prizes drawing from pool {pool!r}{also}) exceeds "
+        f"the pool's {sizes.get(pool, 0)} codes",
+        path,
+    )
 
 
 def _unlimited_coupon(path: tuple[str | int, ...]) -> InvalidConfig:

@@ -72,13 +72,16 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
 
 async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:
     """Store the file's codes, then refuse coupon prizes the pools (stored codes and the
-    file's) cannot cover; how many codes were new."""
+    file's) cannot cover, counting the stored strategies that draw from them too (read after
+    the file's were saved: the configuration as it would be); how many codes were new."""
     added = 0
     for pool in campaign.code_pools:
         added += await uow.code_pools.add(pool.name, pool.codes)
-    stats = await uow.code_pools.stats(campaign.coupon_pools())
-    if problems := campaign.coupon_shortfalls({s.name: s.total for s in stats}):
-        raise InvalidCampaign(problems)
+    if campaign.coupon_pools():
+        sizes = {s.name: s.total for s in await uow.code_pools.stats()}
+        stored = [s for i in await uow.strategies.ids() if (s := await uow.strategies.get(i))]
+        if problems := campaign.coupon_shortfalls(sizes, stored, await uow.awards.all()):
+            raise InvalidCampaign(problems)
     return added
 
 

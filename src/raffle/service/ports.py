@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from types import TracebackType
 from typing import Protocol, Self
@@ -11,6 +13,7 @@ from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import DeliveryError, OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.errors import Unavailable
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
@@ -437,6 +440,54 @@ class Shards(Protocol):
         """The position in `every()` of the shard that holds `user_id`'s rows."""
         ...
 
+    # Draws in batches (group commit), on PostgreSQL; None where each draw commits alone.
+    batches: DrawBatches | None
+
+
+# What a batch of draws takes a chance for: user_id, activity_id, day, month, request_key.
+Claim = tuple[str, int, str, str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Chance:
+    """What taking a chance found for one draw of a batch."""
+
+    account: QuotaAccount | None  # after the chance was taken; None if none was left
+    opened: bool  # whether the user's account in the activity exists
+    replay: RaffleOrder | None  # the order recorded earlier with the draw's Idempotency-Key
+
+
+class DrawBatch(Transaction, Protocol):
+    """One transaction on one shard database for draws of many users, one draw per user;
+    each method is one statement for the whole batch, draws named by their position."""
+
+    async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
+        """Take a chance for each draw (in all three limits, or in none) and look up its
+        replay; in the order of `claims`."""
+        ...
+
+    async def give_back(self, draws: Collection[int]) -> None:
+        """Return what `consume` took for these draws: they are not recorded."""
+        ...
+
+    async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
+        """Add each draw's order, win and outbox message."""
+        ...
+
+
+class DrawBatches(Protocol):
+    """Draws in batches, one lane (a shard database) at a time, where the backend can."""
+
+    size: int  # the most draws in one batch
+    sizes: Counter[int]  # batches begun so far, by their size
+    failed: int  # batches rolled back on an error (their draws ran again alone)
+
+    def lane(self, user_id: str) -> int:
+        """The lane of the database that holds `user_id`'s rows."""
+        ...
+
+    def begin(self, lane: int) -> DrawBatch: ...
+
 
 # --- prize stock, sessions ------------------------------------------------------------
 
@@ -533,6 +584,11 @@ class Broker(Protocol):
     async def publish(self, message: OutboxMessage) -> None:
         """Return once the broker has taken responsibility for the message (a publisher
         confirm); raise Unavailable when it did not confirm in time."""
+        ...
+
+    async def publish_many(self, messages: Sequence[OutboxMessage]) -> list[Unavailable | None]:
+        """`publish` for a batch at once; per message, in order, None once the broker took
+        responsibility for it, or the Unavailable error why not (never raises it)."""
         ...
 
     async def consume(self, queue: str, handle: Handler) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -69,7 +68,7 @@ async def _shard(
     if not claimed:
         return 0
     await fault("relay.claimed")
-    answers = await asyncio.gather(*(broker.publish(m) for m in claimed), return_exceptions=True)
+    answers = await broker.publish_many(claimed)
     await fault("relay.published")
     ok = _ids(claimed, answers, ok=True)
     failed = _ids(claimed, answers, ok=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from scipy.stats import chi2
-
 MIN_EXPECTED = 5.0  # below this the chi-square approximation is poor: such cells are pooled
 
 
@@ -22,4 +20,8 @@ def chi_square_p_value(observed: list[int], expected: list[float]) -> float:
     if len(cells) < 2:
         return 1.0
     statistic = sum((o - e) ** 2 / e for o, e in cells)
+    # Imported here: scipy.stats takes ~1 s of CPU to import, and every `raffle` process
+    # (the API's, the workers') imports this module through the CLI, for `simulate` only.
+    from scipy.stats import chi2
+
     return float(chi2.sf(statistic, len(cells) - 1))

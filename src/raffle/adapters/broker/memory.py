@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from raffle.domain.draws import OutboxMessage
@@ -45,6 +46,12 @@ class MemoryBroker:
             await asyncio.wait_for(asyncio.shield(item.handled), self._timeout)
         except TimeoutError:
             raise NotConfirmed(f"message {message.message_id} not handled in time") from None
+
+    async def publish_many(self, messages: Sequence[OutboxMessage]) -> list[Unavailable | None]:
+        answers = await asyncio.gather(*map(self.publish, messages), return_exceptions=True)
+        return [
+            a if a is None or isinstance(a, Unavailable) else NotConfirmed(repr(a)) for a in answers
+        ]
 
     async def consume(self, queue: str, handle: Handler) -> None:
         async with asyncio.TaskGroup() as group:

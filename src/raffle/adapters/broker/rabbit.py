@@ -6,21 +6,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import cast
 
 import aio_pika
 import aiormq
-from aio_pika.abc import (
-    AbstractChannel,
-    AbstractIncomingMessage,
-    AbstractRobustConnection,
-)
+from aio_pika.abc import AbstractChannel, AbstractRobustConnection
 from aio_pika.exceptions import AMQPError
+from aiormq.abc import ChannelFrame, DeliveredMessage
 from pamqp.common import FieldTable
 
+from raffle.adapters.broker.rabbit_acks import Acks
+from raffle.adapters.broker.rabbit_frames import publish_frames
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
 from raffle.service.ports import Handler, dead_letters
@@ -59,84 +57,104 @@ class RabbitBroker:
         self._publisher_lock = asyncio.Lock()
 
     async def publish(self, message: OutboxMessage) -> None:
-        properties = aiormq.spec.Basic.Properties(
-            message_id=message.message_id,
-            message_type=message.topic,
-            content_type="application/json",
-            delivery_mode=aio_pika.DeliveryMode.PERSISTENT.value,
-            timestamp=message.created_at,
-            headers={"key": message.key},
-        )
+        (answer,) = await self.publish_many([message])
+        if answer is not None:
+            raise answer
+
+    async def publish_many(self, messages: Sequence[OutboxMessage]) -> list[Unavailable | None]:
+        """Every message's frames in ONE write, then every confirm awaited under one timeout.
+
+        aiormq writes each `basic_publish` by itself: a system call (and a wake-up of the
+        broker) per message, with a task, a timeout and a pass through the channel lock
+        each, most of the relay's CPU. Here the batch takes delivery tags under the channel's
+        lock as `basic_publish` does, registers a confirmation future per tag (the channel
+        answers them: an ack, a nack, a return, or its closing), and queues the bytes of
+        all the publishes (packed by rabbit_frames) as one frame. Per message: None once
+        the broker acked it, else why not.
+        """
+        if not messages:
+            return []
+        deadline = asyncio.get_running_loop().time() + self._timeout  # for all of it
         try:
-            underlay = await (await self._publisher()).get_underlay_channel()
-            channel = cast(aiormq.Channel, underlay)  # its abstract type lacks `wait`
-            # Straight on aiormq's channel, to pass `wait=False`: aio-pika's publish waits
-            # for each frame to be written before the next may be queued, so a relay's batch
-            # went out one write (one system call, one loop turn) per message; queued at once,
-            # the loop writes them together. The confirm is still awaited: it returns on the
-            # broker's ack; a nack, an unroutable return, a lost connection or no answer in
-            # time raise, and the outbox row is tried again later.
-            confirmed = await channel.basic_publish(
-                message.payload.encode(),
-                exchange=EXCHANGE,
-                routing_key=message.topic,
-                properties=properties,
-                mandatory=True,
-                timeout=self._timeout,
-                wait=False,
-            )
-        except (AMQPError, ConnectionError, OSError, TimeoutError, RuntimeError) as error:
-            raise NotConfirmed(f"message {message.message_id} not confirmed: {error!r}") from error
-        if not isinstance(confirmed, aiormq.spec.Basic.Ack):
-            raise NotConfirmed(f"message {message.message_id} not confirmed: {confirmed!r}")
+            async with asyncio.timeout_at(deadline):
+                channel = await self._confirming()
+                first, confirmations = await _send(channel, messages)
+        except NotConfirmed as error:  # no connection
+            return [error] * len(messages)
+        except (
+            AMQPError,
+            ConnectionError,
+            OSError,
+            TimeoutError,
+            RuntimeError,
+            ValueError,
+        ) as error:
+            return [NotConfirmed(f"not published: {error!r}")] * len(messages)
+        try:
+            left = deadline - asyncio.get_running_loop().time()
+            await asyncio.wait(confirmations, timeout=max(left, 0.0))
+        finally:
+            for confirmation in confirmations:
+                confirmation.cancel()  # no-op when answered; else no answer in time
+            tags = channel.message_id_delivery_tag
+            for tag, message in enumerate(messages, first):
+                if tags.get(message.message_id) == tag:  # not a later publish of the same id
+                    del tags[message.message_id]
+        return [_answer(m, c) for m, c in zip(messages, confirmations, strict=True)]
 
     async def consume(self, queue: str, handle: Handler) -> None:
+        """Straight on aiormq's channel: aio-pika's consumer made an `IncomingMessage` and a
+        second task per message, a sixth of a consumer's CPU. Its robust channel would not
+        restore a consumer it does not know, so when the channel closes (a broker restart)
+        this raises, and the worker starts it again on the reconnected connection."""
         connection = await self._connect()
-        channel = await connection.channel()
-        await channel.set_qos(prefetch_count=self._prefetch)
-        source = await channel.get_queue(queue, ensure=True)
-
-        acks = _Acks()
-
-        async def on_message(incoming: AbstractIncomingMessage) -> None:
-            acks.received(incoming)
-            try:
-                await handle(_message(incoming, queue))
-            except Exception:
-                # Returned to the queue: one more failed delivery towards the limit.
-                log.exception("handling message %s failed", incoming.message_id)
-                await incoming.reject(requeue=True)
-                acks.settle(incoming, handled=False)
-                return
-            acks.settle(incoming, handled=True)  # acknowledged in a moment, with others
-
-        tag = await source.consume(on_message)
+        robust = await connection.channel()
         try:
-            await asyncio.Future()  # until cancelled
+            channel = cast(aiormq.Channel, await robust.get_underlay_channel())
+            await channel.basic_qos(prefetch_count=self._prefetch)
+            acks = Acks(channel)
+
+            async def on_message(delivered: DeliveredMessage) -> None:
+                tag = acks.received(delivered)
+                try:
+                    await handle(_message(delivered, queue))
+                except Exception:
+                    # Returned to the queue: one more failed delivery towards the limit.
+                    message_id = delivered.header.properties.message_id
+                    log.exception("handling message %s failed", message_id)
+                    await channel.basic_reject(tag, requeue=True)
+                    acks.settle(tag, handled=False)
+                    return
+                acks.settle(tag, handled=True)  # acknowledged in a moment, with others
+
+            await channel.basic_consume(queue, on_message)
+            await channel.closing  # until cancelled, or raises when the channel is lost
+            raise ConnectionError(f"the channel consuming {queue} closed")
         finally:
             with contextlib.suppress(Exception):
-                await source.cancel(tag)
-            with contextlib.suppress(Exception):
-                await channel.close()
+                await robust.close()
 
     async def close(self) -> None:
         connection, self._connection, self._publishing = self._connection, None, None
         if connection is not None:
             await connection.close()
 
-    async def _publisher(self) -> AbstractChannel:
+    async def _confirming(self) -> aiormq.Channel:
         # One confirming channel for every publish: made once, however many publishes
         # arrive at once (a second channel would replace the first under their feet). Once
         # made, no lock: taking it was a twentieth of the relay's CPU.
-        if self._publishing is not None:
-            return self._publishing
-        async with self._publisher_lock:
-            if self._publishing is None:
-                connection = await self._connect()
-                channel = await connection.channel(publisher_confirms=True, on_return_raises=True)
-                await channel.get_exchange(EXCHANGE)  # there, or fail here
-                self._publishing = channel
-            return self._publishing
+        if self._publishing is None:
+            async with self._publisher_lock:
+                if self._publishing is None:
+                    connection = await self._connect()
+                    channel = await connection.channel(
+                        publisher_confirms=True, on_return_raises=True
+                    )
+                    await channel.get_exchange(EXCHANGE)  # there, or fail here
+                    self._publishing = channel
+        # aio-pika reopens the channel after a broker restart: the current one, each time.
+        underlay = await self._publishing.get_underlay_channel()
+        return cast(aiormq.Channel, underlay)  # its abstract type lacks the confirmations
 
     async def _connect(self) -> AbstractRobustConnection:
         async with self._lock:
@@ -178,67 +196,60 @@ class RabbitBroker:
             await parking.bind(dead, dead_letters(topic))
 
 
-class _Acks:
-    """Acknowledgements in bulk: one `multiple=True` frame for the messages handled so far,
-    instead of a frame each (a frame is a system call; the acks were a third of them).
-
-    A message is still acknowledged only after its handler returned. The frame names the
-    newest message handled whose earlier deliveries on the channel are all settled
-    (handled, or rejected by a frame of their own, sent first), and goes once the messages
-    that finished together have all been seen. Delivery tags count per channel: a channel
-    opened again (after a broker restart) starts afresh, and what was open on the old one
-    the broker gives out again anyway.
-    """
-
-    def __init__(self) -> None:
-        self._channel: object = None
-        self._open: deque[AbstractIncomingMessage] = deque()  # in the order received
-        self._settled: dict[int, bool] = {}  # delivery tag -> handled (True) or rejected
-        self._upto: AbstractIncomingMessage | None = None  # set: a frame is due
-        self._sending: set[asyncio.Task[None]] = set()
-
-    def received(self, incoming: AbstractIncomingMessage) -> None:
-        if incoming.channel is not self._channel:
-            self._channel, self._open, self._settled = incoming.channel, deque(), {}
-            self._upto = None
-        self._open.append(incoming)
-
-    def settle(self, incoming: AbstractIncomingMessage, *, handled: bool) -> None:
-        if incoming.channel is not self._channel:
-            return
-        self._settled[incoming.delivery_tag or 0] = handled
-        due = self._upto is not None
-        while self._open and (self._open[0].delivery_tag or 0) in self._settled:
-            first = self._open.popleft()
-            if self._settled.pop(first.delivery_tag or 0):
-                self._upto = first
-        if self._upto is not None and not due:
-            # After the other handlers that finished with this one have run.
-            asyncio.get_running_loop().call_soon(self._send)
-
-    def _send(self) -> None:
-        upto, self._upto = self._upto, None
-        if upto is not None and upto.channel is self._channel:
-            task = asyncio.create_task(self._ack(upto))
-            self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
-
-    @staticmethod
-    async def _ack(upto: AbstractIncomingMessage) -> None:
+async def _send(
+    channel: aiormq.Channel, messages: Sequence[OutboxMessage]
+) -> tuple[int, list[asyncio.Future[object]]]:
+    """The first delivery tag, and a confirmation per message in order."""
+    number, most = channel.number, channel.max_content_size
+    frames = [publish_frames(m, exchange=EXCHANGE, channel=number, most=most) for m in messages]
+    confirmations: list[asyncio.Future[object]] = []
+    async with channel.lock:  # the delivery tags count the publishes in the order written
+        first = channel.delivery_tag + 1
+        for tag, message in enumerate(messages, first):
+            confirmation: asyncio.Future[object] = channel.create_future()
+            channel.confirmations[tag] = confirmation
+            # A return names the message by id: the channel finds its confirmation so.
+            channel.message_id_delivery_tag[message.message_id] = tag
+            confirmations.append(confirmation)
+        channel.delivery_tag = first + len(messages) - 1
         try:
-            await upto.ack(multiple=True)
-        except Exception:  # the channel is gone: its messages are given out again
-            log.warning("acknowledging up to message %s failed", upto.message_id, exc_info=True)
+            await channel.write_queue.put(ChannelFrame(b"".join(frames), should_close=False))
+        except BaseException:
+            # Not written: the broker never counted these tags, so neither may we.
+            channel.delivery_tag = first - 1
+            for tag, (message, confirmation) in enumerate(
+                zip(messages, confirmations, strict=True), first
+            ):
+                channel.confirmations.pop(tag, None)
+                channel.message_id_delivery_tag.pop(message.message_id, None)
+                confirmation.cancel()
+            raise
+    return first, confirmations
 
 
-def _message(incoming: AbstractIncomingMessage, queue: str) -> OutboxMessage:
-    headers = incoming.headers or {}
-    at = incoming.timestamp or datetime.now(UTC)
+def _answer(message: OutboxMessage, confirmation: asyncio.Future[object]) -> Unavailable | None:
+    """An ack confirms; a nack, a return (mandatory: routed nowhere), the channel lost or no
+    answer in time do not, and the outbox row is tried again later."""
+    if confirmation.cancelled():
+        return NotConfirmed(f"message {message.message_id} not confirmed in time")
+    error = confirmation.exception()
+    if error is None and isinstance(confirmation.result(), aiormq.spec.Basic.Ack):
+        return None
+    why = repr(error) if error is not None else repr(confirmation.result())
+    return NotConfirmed(f"message {message.message_id} not confirmed: {why}")
+
+
+def _message(delivered: DeliveredMessage, queue: str) -> OutboxMessage:
+    properties = delivered.header.properties
+    at = properties.timestamp or datetime.now(UTC)
+    # The key rides as the correlation id (a short string: a headers table costs a table's
+    # encoding and decoding per message); a relay of before sent it as the header `key`.
+    key = properties.correlation_id or str((properties.headers or {}).get("key", ""))
     return OutboxMessage(
-        message_id=incoming.message_id or "",
-        topic=incoming.type or queue,
-        key=str(headers.get("key", "")),
-        payload=incoming.body.decode(),
+        message_id=properties.message_id or "",
+        topic=properties.message_type or queue,
+        key=key,
+        payload=delivered.body.decode(),
         created_at=at if at.tzinfo else at.replace(tzinfo=UTC),
     )
 

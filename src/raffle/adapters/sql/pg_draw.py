@@ -157,7 +157,7 @@ def naive(at: datetime) -> datetime:
     return at.astimezone(UTC).replace(tzinfo=None)  # stored as naive UTC (UtcDateTime)
 
 
-def _aware(at: datetime) -> datetime:
+def aware(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC)
 
 
@@ -219,7 +219,7 @@ class PgQuotaRepository(SqlQuotaRepository):
             args = (user_id, activity_id, day, month, expected[1])
             row = await connection.fetchrow(self._consume_or_replay, *args)
             found = row[REPLAY_AT] is not None
-            self._driver.found[expected] = order_of(row[REPLAY_AT:], _aware) if found else None
+            self._driver.found[expected] = order_of(row[REPLAY_AT:], aware) if found else None
         if row is None or row["total"] is None:
             return None  # no account, or its total is used up: nothing was taken
         if row["day_left"] is None or row["month_left"] is None:
@@ -272,7 +272,7 @@ class PgOrderRepository(SqlOrderRepository):
         connection = await self._driver()
         query = _select_sql(self._orders, ORDER_COLUMNS, ("user_id", "request_key"))
         row = await connection.fetchrow(query, user_id, request_key)
-        return None if row is None else order_of(row, _aware)
+        return None if row is None else order_of(row, aware)
 
 
 class PgWinRepository(SqlWinRepository):
@@ -288,7 +288,7 @@ class PgWinRepository(SqlWinRepository):
         row = await connection.fetchrow(
             _select_sql(self._table, WIN_READ_COLUMNS, ("order_id",)), order_id
         )
-        return None if row is None else win_of(row, _aware)
+        return None if row is None else win_of(row, aware)
 
 
 class PgOutboxRepository(SqlOutboxRepository):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql import pg_delivery, pg_draw, sqlite_draw
+from raffle.adapters.sql import pg_delivery, pg_draw, pg_relay, sqlite_draw
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
 from raffle.adapters.sql.delivery_tables import delivery_table
@@ -32,6 +32,7 @@ from raffle.service.ports import (
     AccessGrantRepository,
     CouponCodes,
     DeliveryRepository,
+    DrawBatches,
     OrderRepository,
     OutboxRepository,
     PointsRepository,
@@ -124,7 +125,7 @@ class SqlShardUnitOfWork(TransactionScope):
                 pg_delivery.PgDeliveryQuotaRepository(connection, tables, driver),
                 pg_draw.PgOrderRepository(connection, tables, driver),
                 pg_delivery.PgDeliveryWinRepository(connection, tables, driver),
-                pg_draw.PgOutboxRepository(connection, tables, driver),
+                pg_relay.PgRelayOutboxRepository(connection, tables, driver),
             )
         if (sqlite := sqlite_draw.driver_for(connection)) is not None:
             return (
@@ -150,11 +151,14 @@ class SqlShards:
     """Databases (one engine each) that all hold shard tables 0 to `tables` - 1; the first
     is the configuration database."""
 
-    def __init__(self, engines: Sequence[AsyncEngine], tables: int) -> None:
+    def __init__(
+        self, engines: Sequence[AsyncEngine], tables: int, batches: DrawBatches | None = None
+    ) -> None:
         if not engines or tables < 1:
             raise ValueError("a shard layout needs at least one database and one table")
         self._engines = tuple(engines)
         self._tables = tables
+        self.batches = batches  # draws in batches (pg_draw_batch); None: each commits alone
 
     def for_user(self, user_id: str) -> SqlShardUnitOfWork:
         database, table = route(user_id, len(self._engines), self._tables)

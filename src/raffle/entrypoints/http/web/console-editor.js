@@ -5,6 +5,7 @@
 import { api, h, notify, Problem } from "/web/api.js";
 import { choice, clearProblems, field, integer, nextId, optionalText, report, showProblems } from "/web/console-fields.js";
 import { workflowButtons } from "/web/console-workflow.js";
+import { inZone, knownZone } from "/web/times.js";
 
 const KINDS = ["random_points", "points", "chances", "coupon", "content", "physical", "thanks"];
 const SECTIONS = ["awards", "strategies", "packs", "activities", "skus", "rebates"];
@@ -142,9 +143,7 @@ export class Editor {
         choice("Strategy", `${at}.strategy`, a.strategy, (v) => (a.strategy = v), () => this.doc.strategies.map((s) => [s.id, `${s.id} ${s.description ?? ""}`]))),
       field("Description", `${at}.description`, a.description, (v) => (a.description = v), { wide: true }),
       h("div", { class: "row" },
-        field("Begins", `${at}.begin_at`, a.begin_at, (v) => (a.begin_at = v), { hint: "2026-11-11T00:00:00+08:00" }),
-        field("Ends", `${at}.end_at`, a.end_at, (v) => (a.end_at = v)),
-        field("Time zone", `${at}.time_zone`, a.time_zone, (v) => (a.time_zone = v), { hint: "Asia/Shanghai" }),
+        ...timeFields(a, at),
         choice("Welcome pack", `${at}.welcome_pack`, a.welcome_pack, (v) => (a.welcome_pack = v), () => this.packChoices(), { optional: "none" })),
       this.skus(a));
   }
@@ -234,6 +233,26 @@ export class Editor {
     if (activity) return `activities.${this.doc.activities.findIndex((a) => String(a.id) === activity[1])}.strategy`;
     return "";
   }
+}
+
+// Begins and Ends shown in the activity's time zone, named in their labels, and shown again in
+// a zone typed in (the instants stay; what was typed is kept until the server checks it).
+function timeFields(a, at) {
+  const label = (name) => `${name} (${a.time_zone || "zone?"})`;
+  const times = [["Begins", "begin_at"], ["Ends", "end_at"]].map(([name, key]) => {
+    const node = field(label(name), `${at}.${key}`, inZone(a[key], a.time_zone), (v) => (a[key] = v),
+      { hint: "2026-11-11T00:00:00+08:00" });
+    return { name, key, node };
+  });
+  const rezone = (zone) => {
+    a.time_zone = zone;
+    if (!knownZone(zone)) return; // being typed: shown in the last zone known until then
+    for (const { name, key, node } of times) {
+      node.firstChild.textContent = label(name);
+      node.querySelector("input").value = inZone(a[key], zone);
+    }
+  };
+  return [...times.map((t) => t.node), field("Time zone", `${at}.time_zone`, a.time_zone, rezone, { hint: "Asia/Shanghai" })];
 }
 
 function section(title, at, items, ...actions) {

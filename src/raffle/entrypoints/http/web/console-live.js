@@ -5,6 +5,7 @@
 import { api, h, notify } from "/web/api.js";
 import { report } from "/web/console-fields.js";
 import { drawsChart } from "/web/chart.js";
+import { localClock, localTime, localZone } from "/web/times.js";
 
 const EVERY_MS = 3000;
 const MINUTES = 60;
@@ -58,7 +59,7 @@ export class LiveView {
       ]);
       if (this.picker.value !== id) return; // another activity was picked meanwhile
       this.render(odds, deliveries, drift, series, failed);
-      this.stamp.textContent = `updated ${new Date().toLocaleTimeString()}`;
+      this.stamp.textContent = `updated ${localClock(Date.now())}`;
     } catch (error) {
       this.stop();
       report(error);
@@ -74,7 +75,7 @@ export class LiveView {
       h("div", { class: "stats" },
         stat("Draws", draws, "stat-draws"), stat("Last hour", lastHour, "stat-hour"),
         stat("Awaiting delivery", backlog, "stat-backlog"), stat("Failed deliveries", failures, "stat-failed", failures ? "bad" : "")),
-      h("h3", {}, "Draws per minute"),
+      h("h3", {}, `Draws per minute (${localZone()} time)`),
       h("div", { class: "chart-box", dataset: { testid: "draws-chart" } }, drawsChart(series, { width: Math.max(280, this.node.clientWidth) })),
       h("h3", {}, "Prizes: wins against stock"),
       prizeTable(odds, deliveries),
@@ -124,7 +125,7 @@ function failedTable(failed, refresh) {
   const rows = failed.map((f) =>
     h("tr", { dataset: { order: f.order_id } },
       h("td", {}, f.order_id), h("td", {}, f.user_id), h("td", {}, String(f.award_id)),
-      h("td", {}, new Date(f.created_at).toLocaleString()),
+      h("td", { dataset: { col: "won-at" } }, localTime(f.created_at)),
       h("td", { dataset: { col: "error" } }, errorCell(f.error)),
       h("td", {}, h("button", { onclick: (e) => resend(f, e.currentTarget, refresh) }, "Send again"))));
   return table(["Order", "User", "Prize", "Won at", "Why", ""], rows, "failed-table");

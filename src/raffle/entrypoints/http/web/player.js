@@ -10,6 +10,7 @@
 import { Problem, api, fail, h, notify, session } from "/web/api.js";
 import { Board, boardItems, tiers } from "/web/board.js";
 import * as engage from "/web/engage.js";
+import { MyPrizes } from "/web/my-prizes.js";
 import * as prizes from "/web/prizes.js";
 
 const app = document.getElementById("app");
@@ -17,11 +18,10 @@ const who = document.getElementById("who");
 const board = new Board(onDraw);
 const state = { activities: [], activity: null, odds: null, mine: null, points: null };
 const slots = {}; // the panels' bodies, by name
-let polls = 0; // my prizes are read again while a delivery is under way, a few times
-let pollTimer = 0;
-let prizeReads = 0;
+const myPrizes = new MyPrizes(onSaveAddress, handle);
 let loads = 0;
 let drawing = false;
+let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
 
 function handle(error) {
   if (error instanceof Problem && error.code === "not_authenticated") return showLogin(error.message);
@@ -33,8 +33,7 @@ function handle(error) {
 function showLogin(message = "") {
   session.token = null;
   loads++; // what is still in flight is not shown
-  prizeReads++;
-  clearTimeout(pollTimer);
+  myPrizes.stop();
   who.replaceChildren();
   notify(message, "error");
   const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
@@ -140,8 +139,7 @@ async function load(id) {
   renderChances();
   renderShop();
   slots.odds.replaceChildren(prizes.oddsTable(odds));
-  polls = 0;
-  await loadMyPrizes();
+  await myPrizes.start(slots.prizes, new Map(state.activities.map((a) => [a.id, a.name])));
 }
 
 // --- rendering ----------------------------------------------------------------------------
@@ -155,7 +153,9 @@ function renderBoard() {
 
 // Off while a draw is in flight, whatever else is read again meanwhile.
 function renderDrawButton() {
-  const why = engage.whyNoDraw(state.activity, state.mine.account);
+  const wait = Math.ceil((drawsFrom - Date.now()) / 1000);
+  const why = engage.whyNoDraw(state.activity, state.mine.account) ?? (wait > 0
+    ? `Wait ${wait === 1 ? "a second" : `${wait} seconds`} before drawing again.` : null);
   board.button.disabled = drawing || Boolean(why);
   document.getElementById("draw-reason").textContent = why ?? "";
 }
@@ -173,21 +173,6 @@ function renderShop() {
   const available = state.points.balance.available;
   slots.points.replaceChildren(engage.pointsLine(state.points),
     engage.shop(state.skus, available, open, onBuy));
-}
-
-// My prizes, read again every half second while a delivery is under way (a few times). Only
-// the latest read is shown: an older answer arriving late must not undo a newer one.
-async function loadMyPrizes() {
-  const mine = ++prizeReads;
-  clearTimeout(pollTimer);
-  const history = await api("/api/me/prizes").catch((error) => {
-    if (mine === prizeReads) throw error;
-  });
-  if (mine !== prizeReads) return;
-  const names = new Map(state.activities.map((a) => [a.id, a.name]));
-  slots.prizes.replaceChildren(prizes.myPrizes(history, names, onSaveAddress, slots.prizes));
-  const underWay = history.draws.some((d) => d.state === "create");
-  if (underWay && polls++ < 20) pollTimer = setTimeout(() => loadMyPrizes().catch(handle), 500);
 }
 
 function refresh() {
@@ -211,11 +196,17 @@ async function onDraw() {
     notify(`You won: ${won.award_title}`, "ok");
     ok = true;
   } catch (error) {
+    if (error.code === "rate_limited") holdDraws(error.retryAfter ?? 1);
     handle(error);
   }
   drawing = false;
   if (session.token) await refresh().catch(handle);
   board.done(ok);
+}
+
+function holdDraws(seconds) {
+  drawsFrom = Date.now() + seconds * 1000;
+  setTimeout(() => state.mine && renderDrawButton(), seconds * 1000 + 50);
 }
 
 async function onSignIn(event) {
@@ -249,7 +240,7 @@ async function onSaveAddress(draw, form) {
     await api(`/api/me/prizes/${draw.order_id}/address`, { method: "PUT", json: prizes.addressOf(form) });
     delete form.dataset.dirty;
     notify(`Address saved for ${draw.award_title}.`, "ok");
-    await loadMyPrizes();
+    await myPrizes.load();
   } catch (error) {
     prizes.showFieldErrors(form, error.errors ?? []);
     handle(error);

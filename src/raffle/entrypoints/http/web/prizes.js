@@ -1,8 +1,9 @@
 // After the draw: my prizes with their delivery, the shipping address of physical prizes, and
-// the published odds of the activity.
+// the published odds of the activity (my-prizes.js reads the list and keeps it current).
 //
 // Stable hooks for tests: [data-testid=my-prize] items (data-order, data-state) with
-// [data-testid=delivery] (the delivery in words) and, for physical prizes, a form
+// [data-testid=delivery] (the delivery in words), [data-testid=more-prizes] (the next,
+// older page; there while there is one) and, for physical prizes, a form
 // [data-testid=address] whose fields are labelled Recipient, Phone, Region, Address,
 // Postcode; [data-testid=odds] is the odds table (rows [data-award]).
 import { h } from "/web/api.js";
@@ -92,13 +93,15 @@ function prizeItem(draw, names, onSave, editing) {
 }
 
 // `shown`: the list on the page now, whose address forms with unsaved input are kept as they
-// are (the list is read again while deliveries are under way).
-export function myPrizes(history, names, onSave, shown) {
-  if (!history.draws.length) return h("p", { class: "muted" }, "No prizes yet. Draw to win one.");
+// are (the list is read again while deliveries are under way). `onMore`: read the next page.
+export function prizeList(prizes, names, onSave, shown, onMore) {
+  if (!prizes.draws.length) return h("p", { class: "muted" }, "No prizes yet. Draw to win one.");
   const editing = new Map([...shown.querySelectorAll("[data-testid=my-prize]")]
     .filter((item) => item.querySelector("form[data-dirty]"))
     .map((item) => [item.dataset.order, item.querySelector("details")]));
-  return h("ul", { class: "my-prizes" }, history.draws.map((d) => prizeItem(d, names, onSave, editing)));
+  return h("div", {},
+    h("ul", { class: "my-prizes" }, prizes.draws.map((d) => prizeItem(d, names, onSave, editing))),
+    prizes.next ? h("button", { class: "more", "data-testid": "more-prizes", onclick: onMore }, "More") : null);
 }
 
 const percent = (rate) => `${(Number(rate) * 100).toFixed(4).replace(/\.?0+$/, "")}%`;

@@ -1,0 +1,104 @@
+"""Draws in batches (group commit): the draws of many users on one shard database share one
+transaction, and each of its statements carries all of them.
+
+Round trips and per-statement costs dominate a draw, not the work: BEGIN, taking the chance,
+recording the result and COMMIT cost about the same for one draw as for sixty. So the draws
+that arrive while a batch is in flight go together in the next (GroupCommit): BEGIN; one
+statement takes a chance for every draw and looks up their replays; the strategies run and
+stock is taken, concurrently across the batch; one statement records every order, win and
+outbox message; COMMIT. Each caller then gets its own result or its own error.
+
+The rare paths leave the batch for a transaction of their own (drawing.draw_alone), so they
+stay as they are: a replay (or a reused key), a first visit that opens the account with the
+welcome pack, and every draw of a batch that failed (a deadlock, an Idempotency-Key that a
+twin recorded meanwhile), its stock given back first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Sequence
+from functools import partial
+
+from raffle.service.drawing import (
+    Attempt,
+    Drawn,
+    DrawResult,
+    draw_alone,
+    give_back_prize,
+    no_chances,
+    records,
+    take_prize,
+)
+from raffle.service.group_commit import GroupCommit
+from raffle.service.ports import DrawBatch, DrawBatches, Shards
+
+Answer = DrawResult | None  # None: the draw leaves the batch, to run alone
+Lanes = dict[int, GroupCommit[Attempt, Answer]]
+
+# The batches in flight per database, for each set of shards (one per process in a server).
+_lanes: weakref.WeakKeyDictionary[DrawBatches, Lanes] = weakref.WeakKeyDictionary()
+
+
+async def draw_in_batch(attempt: Attempt, shards: Shards, batches: DrawBatches) -> DrawResult:
+    lanes = _lanes.setdefault(batches, {})
+    lane = batches.lane(attempt.cmd.user_id)
+    if (group := lanes.get(lane)) is None:
+        # One draw per user in a batch: one user's draws take turns, as their account row
+        # lock makes them do anyway, and no row is written twice by one statement.
+        # By weak reference: the lanes are the value of `batches` in _lanes, and must not
+        # keep it alive.
+        together = partial(_together, weakref.proxy(batches), lane)
+        group = lanes[lane] = GroupCommit(together, size=batches.size, key=_user)
+    answer = await group.submit(attempt)
+    return answer if answer is not None else await draw_alone(attempt, shards)
+
+
+def _user(attempt: Attempt) -> str:
+    return attempt.cmd.user_id
+
+
+async def _together(
+    batches: DrawBatches, lane: int, attempts: Sequence[Attempt]
+) -> list[Answer | Exception]:
+    drawn: dict[int, Drawn] = {}  # by position in the batch
+    try:
+        async with batches.begin(lane) as batch:
+            answers = await _draw(batch, attempts, drawn)
+            await batch.commit()
+    except Exception:
+        # Nothing of the batch was committed: each draw runs again alone, where the rare
+        # causes (a deadlock, a twin's key) have their own answers.
+        await asyncio.gather(*(give_back_prize(attempts[n], d) for n, d in drawn.items()))
+        return [None] * len(attempts)
+    return answers
+
+
+async def _draw(
+    batch: DrawBatch, attempts: Sequence[Attempt], drawn: dict[int, Drawn]
+) -> list[Answer | Exception]:
+    chances = await batch.consume([attempt.claim() for attempt in attempts])
+    answers: list[Answer | Exception] = [None] * len(attempts)
+    counts: dict[int, int] = {}  # the draw count of each draw that got a chance
+    for n, (attempt, chance) in enumerate(zip(attempts, chances, strict=True)):
+        if chance.replay is not None or (not chance.opened and attempt.welcome is not None):
+            continue  # alone: to replay, or to open the account with the welcome pack
+        if chance.account is None:
+            answers[n] = no_chances(attempt)
+        else:
+            counts[n] = chance.account.draws
+    prizes = await asyncio.gather(
+        *(take_prize(attempts[n], count) for n, count in counts.items()), return_exceptions=True
+    )
+    for n, prize in zip(counts, prizes, strict=True):
+        if isinstance(prize, Drawn):
+            drawn[n] = prize
+            answers[n] = prize.result(attempts[n])
+        elif isinstance(prize, Exception):
+            answers[n] = prize  # the stock could not be taken: its chance goes back
+        else:
+            raise prize
+    await batch.give_back([n for n in range(len(attempts)) if n not in drawn])
+    await batch.record([records(attempts[n], d) for n, d in drawn.items()])
+    return answers

@@ -1,0 +1,228 @@
+"""Draws in batches on PostgreSQL: the paths that leave a batch, each with several users' draws
+in it. A "plug" (a transaction holding a user's account row lock, as a draw in flight does)
+keeps the first batch of a database waiting while the next one fills up."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+from redis.asyncio import Redis
+from sqlalchemy import text
+
+from raffle.bootstrap import Raffle
+from raffle.domain.draws import OrderState, RaffleOrder, Win
+from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.ports import DrawBatches
+from raffle.settings import Settings
+from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
+from tests.integration.test_draw_concurrency import wins_in_database
+
+STOCK = 1000
+
+
+@pytest.fixture
+async def raffle(
+    make_database_url: Callable[[str], Awaitable[str]], redis_url: str
+) -> AsyncIterator[Raffle]:
+    """PostgreSQL 2 x 4 shards with Redis; every draw wins the stocked prize (stock taken)."""
+    first, second = await make_database_url("postgres"), await make_database_url("postgres")
+    client = Redis.from_url(redis_url)
+    await client.flushdb()
+    await client.aclose()
+    settings = Settings(database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url)
+    raffle = await wired(settings, campaign(rate="1", stock=STOCK))
+    yield raffle
+    await raffle.close()
+
+
+def batches(raffle: Raffle) -> DrawBatches:
+    assert raffle.shards.batches is not None, "PostgreSQL draws in batches"
+    return raffle.shards.batches
+
+
+def users_of_lane_0(raffle: Raffle, count: int) -> list[str]:
+    """Users whose rows are in the first database, over its shard tables."""
+    users = (f"user{n:03d}" for n in range(1000))
+    return [u for u in users if batches(raffle).lane(u) == 0][:count]
+
+
+async def one(raffle: Raffle, cmd: Draw) -> DrawResult:
+    return await draw(
+        cmd, catalogue=raffle.catalogue, shards=raffle.shards,
+        stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+    )  # fmt: skip
+
+
+async def until(done: Callable[[], Awaitable[bool]]) -> None:
+    async with asyncio.timeout(10):
+        while not await done():  # noqa: ASYNC110 - the database has no event to wait on
+            await asyncio.sleep(0.01)
+
+
+async def hold(
+    raffle: Raffle, user_id: str, key: str | None = None
+) -> Callable[[], Awaitable[None]]:
+    """A transaction that holds `user_id`'s account row lock, as a draw in flight does; with
+    `key`, it records an order under that Idempotency-Key (a twin's draw). Returns what lets
+    it go: rolled back, or with `key` committed."""
+    held, release = asyncio.Event(), asyncio.Event()
+    activity = await raffle.catalogue.activity(ACTIVITY)
+    now = raffle.clock.now()
+
+    async def run() -> None:
+        async with raffle.shards.for_user(user_id) as uow:
+            account = await uow.quotas.consume(user_id, ACTIVITY, *activity.periods(now))
+            assert account is not None
+            if key is not None:
+                order_id = f"twin{key}"
+                await uow.orders.add(
+                    RaffleOrder(order_id, user_id, ACTIVITY, STRATEGY, account.draws,
+                                OrderState.USED, now, key)
+                )  # fmt: skip
+                await uow.wins.add(
+                    Win(order_id, user_id, ACTIVITY, STRATEGY, THANKS, None, "x", now)
+                )
+            held.set()
+            await release.wait()
+            if key is not None:
+                await uow.commit()
+
+    task = asyncio.create_task(run())
+    await held.wait()
+
+    async def let_go() -> None:
+        release.set()
+        await task
+
+    return let_go
+
+
+async def batched_behind_a_plug(
+    raffle: Raffle,
+    plug: str,
+    draws: list[Draw],
+    meanwhile: Callable[[], Awaitable[None]] | None = None,
+) -> tuple[list[DrawResult], Counter[int]]:
+    """`draws` at once, gathered in one batch while the plug's draw waits in the one before;
+    `meanwhile` runs once that batch's first statement is under way. Also the batches begun
+    meanwhile, by size."""
+    before = batches(raffle).sizes.copy()
+    begun = before.total()
+    let_go = await hold(raffle, plug)
+    plugged = asyncio.create_task(one(raffle, Draw(plug, ACTIVITY)))
+
+    async def begun_since(n: int) -> bool:
+        return batches(raffle).sizes.total() == begun + n
+
+    await until(lambda: begun_since(1))
+    tasks = [asyncio.create_task(one(raffle, cmd)) for cmd in draws]
+    await asyncio.sleep(0.3)  # every draw reaches the lane, behind the plug's batch
+    await let_go()
+    await plugged
+    if meanwhile is not None:
+        await until(lambda: begun_since(2))
+        await meanwhile()
+    results = list(await asyncio.gather(*tasks))
+    return results, batches(raffle).sizes - before
+
+
+async def opened(raffle: Raffle, users: list[str]) -> None:
+    """A first draw each: their accounts opened with the welcome pack (20 chances)."""
+    await asyncio.gather(*(one(raffle, Draw(u, ACTIVITY)) for u in users))
+
+
+async def chances_left(raffle: Raffle, user_id: str) -> int:
+    activity = await raffle.catalogue.activity(ACTIVITY)
+    async with raffle.shards.for_user(user_id) as uow:
+        account = await uow.quotas.get(user_id, ACTIVITY, *activity.periods(raffle.clock.now()))
+    assert account is not None
+    return account.chances
+
+
+async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) -> None:
+    plug, keen, *others = users_of_lane_0(raffle, 8)
+    await opened(raffle, [plug, keen, *others])
+    first = await one(raffle, Draw(keen, ACTIVITY, "again"))
+
+    draws = [Draw(keen, ACTIVITY, "again"), *(Draw(u, ACTIVITY) for u in others)]
+    (replay, *fresh), sizes = await batched_behind_a_plug(raffle, plug, draws)
+
+    assert sizes == Counter({1: 1, len(draws): 1})  # the plug's, and one that held them all
+    assert (replay.order_id, replay.draw_count, replay.replayed) == (first.order_id, 2, True)
+    assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
+    assert await chances_left(raffle, keen) == 18  # the total, the day and the month given back
+    assert [await chances_left(raffle, u) for u in others] == [18] * len(others)
+
+
+async def test_a_first_visit_in_a_batch_opens_the_account_with_the_welcome_pack(
+    raffle: Raffle,
+) -> None:
+    plug, *users = users_of_lane_0(raffle, 9)
+    known, new = users[:4], users[4:]
+    await opened(raffle, [plug, *known])
+
+    results, sizes = await batched_behind_a_plug(raffle, plug, [Draw(u, ACTIVITY) for u in users])
+
+    assert sizes == Counter({1: 1, len(users): 1})
+    assert [r.draw_count for r in results] == [2] * len(known) + [1] * len(new)
+    assert [await chances_left(raffle, u) for u in users] == [18] * len(known) + [19] * len(new)
+
+
+async def test_two_draws_of_one_user_in_flight_take_turns_over_two_batches(
+    raffle: Raffle,
+) -> None:
+    plug, twice, *others = users_of_lane_0(raffle, 6)
+    await opened(raffle, [plug, twice, *others])
+    draws = [Draw(twice, ACTIVITY), Draw(twice, ACTIVITY), *(Draw(u, ACTIVITY) for u in others)]
+
+    results, sizes = await batched_behind_a_plug(raffle, plug, draws)
+
+    assert sizes == Counter({1: 2, 1 + len(others): 1})  # the second waited for the next batch
+    assert sorted(r.draw_count for r in results[:2]) == [2, 3]
+    assert [r.draw_count for r in results[2:]] == [2] * len(others)
+    assert await chances_left(raffle, twice) == 17
+
+
+async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_given_back(
+    raffle: Raffle,
+) -> None:
+    # A twin's draw commits its Idempotency-Key while the batch waits for that user's lock,
+    # after the snapshot of the batch's replay lookup: recording the batch breaks the key's
+    # unique index, the whole batch rolls back, and each draw runs again alone.
+    plug, twin, *others = users_of_lane_0(raffle, 8)
+    await opened(raffle, [plug, twin, *others])
+    let_twin_go: Callable[[], Awaitable[None]] | None = None
+
+    async def twin_commits_while_the_batch_waits() -> None:
+        async with raffle.engines[0].connect() as connection:
+
+            async def waiting() -> bool:
+                waits = (
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                )
+                return bool(await connection.scalar(text(waits)))
+
+            await until(waiting)
+        assert let_twin_go is not None
+        await let_twin_go()
+
+    let_twin_go = await hold(raffle, twin, key="same")
+    draws = [Draw(twin, ACTIVITY, "same"), *(Draw(u, ACTIVITY) for u in others)]
+    (replay, *fresh), sizes = await batched_behind_a_plug(
+        raffle, plug, draws, twin_commits_while_the_batch_waits
+    )
+
+    assert sizes == Counter({1: 1, len(draws): 1})
+    assert batches(raffle).failed == 1
+    assert (replay.order_id, replay.replayed) == ("twinsame", True)
+    assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
+    assert [await chances_left(raffle, u) for u in others] == [18] * len(others)
+    assert await chances_left(raffle, twin) == 18  # its first draw, and the twin's
+    # Every draw won the prize; the units the failed batch took were given back.
+    wins = await wins_in_database(raffle)
+    assert wins == len([plug, twin, *others]) + 1 + len(others)  # opening, plug, batch
+    assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK - wins
