@@ -43,7 +43,7 @@ import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
+from collections.abc import Awaitable, Callable, Iterator  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime, timedelta  # noqa: E402
 from typing import Any  # noqa: E402
@@ -70,6 +70,7 @@ STOCK = _stock()
 PASSWORD = "bench-password"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 TICKS = os.sysconf("SC_CLK_TCK")
+IN_PROCESS_IN_FLIGHT = 64  # draws at once in the in-process count of Redis batching (as wrk)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -898,6 +899,8 @@ def _count_asyncpg_direct(tally: Tally) -> None:
 
 
 def _count_redis(raffle: Any, tally: Tally) -> None:
+    """Redis commands by name: the hot ones through the shared pipeline (its own counters
+    give the round trips), the rare ones straight on the client."""
     if raffle.redis is None:
         return
     execute_command = raffle.redis.execute_command
@@ -907,6 +910,40 @@ def _count_redis(raffle: Any, tally: Tally) -> None:
         return await execute_command(*command, **options)
 
     raffle.redis.execute_command = counted
+    if (pipeline := getattr(raffle, "redis_commands", None)) is not None:
+        execute = pipeline.execute
+
+        async def counted_in_pipeline(*command: Any) -> Any:
+            tally.add(f"redis: {command[0]} (shared pipeline)")
+            return await execute(*command)
+
+        pipeline.execute = counted_in_pipeline
+
+
+async def in_flight(raffle: Any, draw: Callable[[str], Awaitable[int]], tokens: list[str]) -> Any:
+    """The same draws again, IN_PROCESS_IN_FLIGHT at once (as wrk's connections): CPU per
+    draw, and Redis commands per round trip where they share a pipeline."""
+    pipeline = getattr(raffle, "redis_commands", None)
+    gate = asyncio.Semaphore(IN_PROCESS_IN_FLIGHT)
+
+    async def gated(token: str) -> int:
+        async with gate:
+            return await draw(token)
+
+    sent, trips = (pipeline.commands, pipeline.round_trips) if pipeline else (0, 0)
+    cpu = time.process_time()
+    statuses = Counter(await asyncio.gather(*(gated(token) for token in tokens)))
+    cpu = time.process_time() - cpu
+    found: dict[str, Any] = {
+        "in_flight": IN_PROCESS_IN_FLIGHT,
+        "cpu_ms_per_draw": round(1000 * cpu / len(tokens), 2),
+        "statuses": dict(statuses),
+    }
+    if pipeline:
+        sent, trips = pipeline.commands - sent, pipeline.round_trips - trips
+        found["redis_commands_per_draw"] = round(sent / len(tokens), 2)
+        found["redis_round_trips_per_draw"] = round(trips / len(tokens), 2)
+    return found
 
 
 def _count_thread_hops(tally: Tally) -> None:
@@ -971,12 +1008,14 @@ async def statements_per_draw(backend: Backend, draws: int) -> dict[str, Any]:
         statuses = Counter([await one(token) for token in tokens])
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         tally.on = False
+        concurrent = await in_flight(raffle, one, tokens)
     dialect = raffle.engines[0].dialect.name
     await raffle.close()
     summary = _per_draw(tally, draws, dialect)
     summary["statuses"] = dict(statuses)
     summary["sequential_ms_per_draw_in_process"] = round(1000 * elapsed / draws, 2)
     summary["cpu_ms_per_draw_in_process"] = round(1000 * cpu / draws, 2)
+    summary["in_flight"] = concurrent
     return summary
 
 
@@ -1022,6 +1061,19 @@ def server_errors(log: Path) -> dict[str, int]:
             found[line[:200]] += 1
             in_traceback = False
     return dict(found.most_common(12))
+
+
+def print_in_flight(concurrent: dict[str, Any]) -> None:
+    redis = ""
+    if "redis_round_trips_per_draw" in concurrent:
+        redis = (
+            f", Redis {concurrent['redis_commands_per_draw']} commands in "
+            f"{concurrent['redis_round_trips_per_draw']} round trips"
+        )
+    print(
+        f"    the same draws {concurrent['in_flight']} at once: CPU "
+        f"{concurrent['cpu_ms_per_draw']} ms a draw{redis}, answers {concurrent['statuses']}"
+    )
 
 
 def print_summary(report: dict[str, Any]) -> None:
@@ -1082,6 +1134,8 @@ def print_summary(report: dict[str, Any]) -> None:
         )
         for k, v in count["per_draw"].items():
             print(f"    {v:>6}  {k}")
+        if concurrent := count.get("in_flight"):
+            print_in_flight(concurrent)
     if profile := report.get("profile"):
         print_profile(profile)
 

@@ -19,6 +19,7 @@ from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
+from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.idempotency import SqlIdempotencyStore
@@ -68,6 +69,7 @@ class Raffle:
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
     redis: Redis | None = None
+    redis_commands: SharedPipeline | None = None  # the hot commands' shared round trips
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -108,6 +110,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     batches = batches_for(databases, tables, settings.draw_batch_size)
     shards = SqlShards(databases, tables, batches)
     claims: SqlStockClaims | None = None
+    commands: SharedPipeline | None = None
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
         return await signed_days(shards, user_id, activity_id, month)
@@ -132,9 +135,11 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
             return await configured_stock(lambda: SqlUnitOfWork(stock_engine), strategy_id)
 
         claims = SqlStockClaims(stock_engine)
-        stock = RedisPrizeStock(redis, claims, stocks, clock)
-        sessions = RedisSessionStore(redis, clock)
-        limiter = RedisRateLimiter(redis)
+        # The commands of every request (session, rate limit, stock) share the round trips.
+        commands = SharedPipeline(redis)
+        stock = RedisPrizeStock(redis, claims, stocks, clock, commands=commands)
+        sessions = RedisSessionStore(redis, clock, commands=commands)
+        limiter = RedisRateLimiter(redis, commands=commands)
     return Raffle(
         settings=settings,
         engines=engines,
@@ -148,6 +153,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         calendar=calendar,
         broker=_broker(settings),
         redis=redis,
+        redis_commands=commands,
         claims=claims.counts if claims else None,
         ledger=claims,
     )

@@ -1,12 +1,13 @@
-"""Fixtures of the integration tests: a migrated database with its shard tables, and whole
-raffles built on every backend."""
+"""Fixtures of the integration tests: a migrated database with its shard tables, a Redis
+client and a key prefix of the test's own, and whole raffles built on every backend."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.migrate import upgrade
@@ -33,6 +34,20 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 @pytest.fixture
 def shards(engine: AsyncEngine) -> Shards:
     return SqlShards([engine], tables=SHARD_TABLES)
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    # Requests wait for a free connection: the default pool raises past 100 in use.
+    client = Redis.from_pool(BlockingConnectionPool.from_url(redis_url, max_connections=50))
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def prefix() -> str:
+    """Keys of this test only, whichever Redis the run uses."""
+    return f"test:{uuid.uuid4().hex}:"
 
 
 @pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis"])

@@ -201,3 +201,6 @@ async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(
     assert prize.oversold == prize.unclaimed_wins == 0
     assert prize.drift == 0, prize
     assert_batched(raffle)
+    commands = raffle.redis_commands
+    assert commands is not None
+    assert commands.commands > 2 * commands.round_trips  # the draws' Redis commands batched

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
 from argon2.exceptions import InvalidHashError
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -26,20 +25,6 @@ from tests.unit.auth_fakes import START, FakeClock, FakeUserUnitOfWork
 HOUR = 3600
 CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}  # argon2's minimum: tests only
 ALICE = Session("alice", False, START)  # the stores set expires_at themselves
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    # Requests wait for a free connection: the default pool raises past 100 in use.
-    client = Redis.from_pool(BlockingConnectionPool.from_url(redis_url, max_connections=50))
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
-def prefix() -> str:
-    """Keys of this test only, whichever Redis the run uses."""
-    return f"test:{uuid.uuid4().hex}:"
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from functools import partial
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
 from raffle.domain.errors import Unavailable
 from raffle.service.ports import Clock
@@ -31,7 +32,7 @@ WAIT_SECONDS = 0.01  # between tries for the lock while another process loads
 # Per prize: the counter (slots never handed out; the next is stock - counter + 1), a sorted
 # set of slots handed out and given back, and the strategy's "total" hash of configured stock.
 # Units left = counter + free slots. A free slot is used before the counter moves.
-_TAKE = """
+_TAKE = LuaScript("""
 local stock = redis.call('HGET', KEYS[3], ARGV[1])
 local counter = redis.call('GET', KEYS[1])
 if not stock or not counter then return -1 end
@@ -41,29 +42,29 @@ counter = tonumber(counter)
 if counter <= 0 then return 0 end
 redis.call('DECR', KEYS[1])
 return tonumber(stock) - counter + 1
-"""
+""")
 
 # A slot is freed only if this counter handed it out (slot <= stock - counter): a slot above
 # it is still counted as never handed out, so freeing it would offer it twice.
-_FREE = """
+_FREE = LuaScript("""
 local stock = redis.call('HGET', KEYS[3], ARGV[1])
 local counter = redis.call('GET', KEYS[1])
 if not stock or not counter then return 0 end
 if tonumber(ARGV[2]) > tonumber(stock) - tonumber(counter) then return 0 end
 return redis.call('ZADD', KEYS[2], ARGV[2], ARGV[2])
-"""
+""")
 
-_LEFT = """
+_LEFT = LuaScript("""
 local stock = redis.call('HGET', KEYS[3], ARGV[1])
 local counter = redis.call('GET', KEYS[1])
 if not stock or not counter then return -1 end
 return tonumber(counter) + redis.call('ZCARD', KEYS[2])
-"""
+""")
 
 # Loads a prize unless it is loaded and ARGV[4] asks not to replace it: a warm-up that read
 # the database before another finished loading must not write its older picture over
 # counters already in use.
-_LOAD = """
+_LOAD = LuaScript("""
 local loaded = redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 and redis.call('EXISTS', KEYS[1]) == 1
 if loaded and ARGV[4] == '0' then return 0 end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
@@ -71,12 +72,12 @@ redis.call('SET', KEYS[1], ARGV[3])
 redis.call('DEL', KEYS[2])
 for i = 5, #ARGV do redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i]) end
 return 1
-"""
+""")
 
-_UNLOCK = """
+_UNLOCK = LuaScript("""
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
-"""
+""")
 
 
 class StockUnavailable(Unavailable):
@@ -108,14 +109,16 @@ class RedisPrizeStock:
     """
 
     def __init__(
-        self, redis: Redis, claims: SqlStockClaims, stocks: ConfiguredStock, clock: Clock
+        self,
+        redis: Redis,
+        claims: SqlStockClaims,
+        stocks: ConfiguredStock,
+        clock: Clock,
+        *,
+        commands: SharedPipeline | None = None,
     ) -> None:
         self._redis, self._claims, self._stocks, self._clock = redis, claims, stocks, clock
-        self._take = redis.register_script(_TAKE)
-        self._free = redis.register_script(_FREE)
-        self._left = redis.register_script(_LEFT)
-        self._load = redis.register_script(_LOAD)
-        self._unlock = redis.register_script(_UNLOCK)
+        self._run = (commands or SharedPipeline(redis)).run
         self._loading: dict[int, asyncio.Task[dict[int, int]]] = {}
 
     async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
@@ -130,7 +133,7 @@ class RedisPrizeStock:
                 # Most likely nothing was written: the slot goes back rather than being lost.
                 # Had the claim been written after all, the key refuses the slot's next taker.
                 with suppress(RedisError):
-                    await self._free(keys=_keys(strategy_id, award_id), args=[award_id, slot])
+                    await self._run(_FREE, _keys(strategy_id, award_id), [award_id, slot])
                 raise
             # The slot was claimed by a draw in flight across a loss of Redis: try the next.
         return False
@@ -146,11 +149,11 @@ class RedisPrizeStock:
         unit is never returned twice. Redis errors propagate after the release: the unit is
         then missing from the counter until it is next rebuilt."""
         for slot in await self._claims.release(strategy_id, award_id, order_id):
-            await self._free(keys=_keys(strategy_id, award_id), args=[award_id, slot])
+            await self._run(_FREE, _keys(strategy_id, award_id), [award_id, slot])
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         """Units Redis would still hand out; None if it holds no counter for the prize."""
-        left = int(await self._left(keys=_keys(strategy_id, award_id), args=[award_id]))
+        left = int(await self._run(_LEFT, _keys(strategy_id, award_id), [award_id]))
         return None if left == NOT_LOADED else left
 
     async def warm(self, strategy_id: int) -> None:
@@ -170,7 +173,7 @@ class RedisPrizeStock:
     async def _reserve(self, strategy_id: int, award_id: int) -> int:
         """A slot for one unit, or 0 when none is left."""
         keys = _keys(strategy_id, award_id)
-        while (slot := int(await self._take(keys=keys, args=[award_id]))) == NOT_LOADED:
+        while (slot := int(await self._run(_TAKE, keys, [award_id]))) == NOT_LOADED:
             if award_id not in await self._loaded(strategy_id):
                 return 0
         return slot
@@ -213,7 +216,7 @@ class RedisPrizeStock:
             return await self._load_all(strategy_id, replace)
         finally:
             with suppress(RedisError):  # left in place, the lock expires by itself
-                await self._unlock(keys=[lock], args=[token])
+                await self._run(_UNLOCK, [lock], [token])
 
     async def _load_all(self, strategy_id: int, replace: bool) -> dict[int, int]:
         stocks = await self._stocks(strategy_id)
@@ -222,7 +225,7 @@ class RedisPrizeStock:
             found = claimed.get(award_id, Claimed(0, ()))
             slots = [slot for slot in found.free if slot <= stock]
             args = [award_id, stock, stock - min(found.top, stock), int(replace), *slots]
-            await self._load(keys=_keys(strategy_id, award_id), args=args)
+            await self._run(_LOAD, _keys(strategy_id, award_id), args)
         return stocks
 
 

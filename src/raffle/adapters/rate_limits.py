@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
+from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
 from raffle.service.ports import Clock
 
 PRUNE_EVERY_SECONDS = 60.0
@@ -65,7 +66,7 @@ class MemoryRateLimiter:
 # INCR, and start the window's expiry if the key has none (its first event, or a key left
 # without one): all in one script, so no event is counted outside a window. Returns 0 within
 # the limit, else the milliseconds left in the window.
-_HIT = """
+_HIT = LuaScript("""
 local count = redis.call('INCR', KEYS[1])
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 then
@@ -76,21 +77,22 @@ if count <= tonumber(ARGV[1]) then
     return 0
 end
 return math.max(left, 1)
-"""
+""")
 
 
 class RedisRateLimiter:
     """One counter key per limited key, expiring with its window; shared by every process."""
 
-    def __init__(self, redis: Redis, *, prefix: str = "raffle:rl:") -> None:
+    def __init__(
+        self, redis: Redis, *, prefix: str = "raffle:rl:", commands: SharedPipeline | None = None
+    ) -> None:
         self._redis = redis
         self._prefix = prefix
-        self._hit = redis.register_script(_HIT)  # EVALSHA, and EVAL after a script flush
+        self._commands = commands or SharedPipeline(redis)
 
     async def hit(self, key: str, limit: int, window_seconds: int) -> int:
-        left_ms = int(
-            await self._hit(keys=[self._prefix + key], args=[limit, window_seconds * 1000])
-        )
+        keys, args = [self._prefix + key], [limit, window_seconds * 1000]
+        left_ms = int(await self._commands.run(_HIT, keys, args))
         return 0 if left_ms == 0 else _wait_seconds(left_ms / 1000)
 
     async def count(self, key: str, window_seconds: int) -> int:

@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from sqlalchemy import bindparam, delete, event, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.tables import session as session_table
 from raffle.adapters.sql.transaction import transaction
@@ -156,10 +157,18 @@ class _SqliteReader:
 class RedisSessionStore:
     """One key per session, holding the user and role, that Redis expires by itself."""
 
-    def __init__(self, redis: Redis, clock: Clock, *, prefix: str = "raffle:session:") -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        clock: Clock,
+        *,
+        prefix: str = "raffle:session:",
+        commands: SharedPipeline | None = None,
+    ) -> None:
         self._redis = redis
         self._clock = clock
         self._prefix = prefix
+        self._commands = commands or SharedPipeline(redis)  # the touch of every request
 
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
         value = json.dumps({"user_id": session.user_id, "is_admin": session.is_admin})
@@ -167,7 +176,7 @@ class RedisSessionStore:
 
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
         # GETEX reads and slides the expiry in one round trip.
-        value = await self._redis.getex(self._prefix + token_hash, ex=ttl_seconds)
+        value = await self._commands.execute("GETEX", self._prefix + token_hash, "EX", ttl_seconds)
         if value is None:
             return None
         fields = json.loads(value)

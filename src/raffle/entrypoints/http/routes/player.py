@@ -29,6 +29,7 @@ from raffle.entrypoints.http.schemas import (
     MyTierOut,
     OddsOut,
     PrizeOut,
+    draw_json,
 )
 from raffle.service.activities import published_odds
 from raffle.service.draw import Draw, draw
@@ -142,7 +143,7 @@ async def _drawn(raffle: Raffle, user_id: str, activity_id: int, key: str | None
         clock=raffle.clock,
     )
     awards = await raffle.catalogue.awards()
-    body = DrawOut.of(result, awards[result.award_id]).model_dump_json()
+    body = draw_json(result, awards[result.award_id])
     headers = {REPLAYED: "true"} if result.replayed else None
     return Response(body, 201, headers, media_type="application/json")
 

@@ -1,0 +1,116 @@
+"""The shared pipeline on a real Redis: batches form under load, each command keeps its own
+result or error, scripts survive a flushed script cache, and a restart mid-load."""
+
+from __future__ import annotations
+
+import asyncio
+
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
+from tests.services import RedisServer
+
+IN_FLIGHT = 500
+# Adds ARGV[1] to the key and answers the new value: a result of its own for every caller.
+_ADD = LuaScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+
+
+async def test_a_lone_command_goes_at_once_in_a_round_trip_of_its_own(
+    redis: Redis, prefix: str
+) -> None:
+    commands = SharedPipeline(redis)
+    assert await commands.execute("SET", prefix + "k", "v") in (True, b"OK")
+    assert await commands.execute("GET", prefix + "k") == b"v"
+    assert (commands.commands, commands.round_trips) == (2, 2)
+
+
+async def test_hundreds_of_concurrent_callers_share_round_trips_and_get_their_own_result(
+    redis: Redis, prefix: str
+) -> None:
+    commands = SharedPipeline(redis)
+    await redis.script_load(_ADD.body)  # else each first EVALSHA meets NOSCRIPT
+    replies = await asyncio.gather(
+        *(commands.run(_ADD, [f"{prefix}{i}"], [i]) for i in range(IN_FLIGHT))
+    )
+    assert replies == list(range(IN_FLIGHT))
+    assert commands.commands == IN_FLIGHT
+    assert 1 <= commands.round_trips <= IN_FLIGHT / 10  # > 10 commands a round trip
+    keys = [f"{prefix}{i}" for i in range(IN_FLIGHT)]
+    assert [int(v or 0) for v in await redis.mget(keys)] == list(range(IN_FLIGHT))
+
+
+async def test_one_failing_command_fails_only_its_caller(redis: Redis, prefix: str) -> None:
+    commands = SharedPipeline(redis)
+    await redis.hset(prefix + "hash", "field", "1")  # INCR on a hash: WRONGTYPE
+    calls = [commands.execute("INCR", prefix + ("hash" if i == 7 else str(i))) for i in range(50)]
+    replies = await asyncio.gather(*calls, return_exceptions=True)
+    assert isinstance(replies[7], ResponseError)
+    assert "WRONGTYPE" in str(replies[7])
+    assert replies[:7] + replies[8:] == [1] * 49
+    assert commands.round_trips < 50
+    assert await commands.execute("INCR", prefix + "after") == 1  # and it goes on
+
+
+async def test_scripts_run_again_after_the_script_cache_was_flushed(
+    redis: Redis, prefix: str
+) -> None:
+    commands = SharedPipeline(redis)
+    first = await asyncio.gather(*(commands.run(_ADD, [prefix + "n"], [1]) for _ in range(200)))
+    assert sorted(first) == list(range(1, 201))
+    await redis.script_flush()  # as after a restart or a failover
+    assert await redis.script_exists(_ADD.sha) == [False]
+    again = await asyncio.gather(*(commands.run(_ADD, [prefix + "n"], [1]) for _ in range(200)))
+    assert sorted(again) == list(range(201, 401))  # each ran exactly once: EVAL after NOSCRIPT
+    assert await redis.script_exists(_ADD.sha) == [True]  # EVAL cached it for the next EVALSHA
+    trips = commands.round_trips
+    await commands.run(_ADD, [prefix + "n"], [1])
+    assert commands.round_trips == trips + 1  # EVALSHA again: no SCRIPT EXISTS, no second try
+
+
+async def test_a_redis_restart_mid_load_fails_only_the_batches_that_met_it(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    redis_server.start()  # a no-op unless an earlier test left it down
+    pool = BlockingConnectionPool.from_url(
+        redis_server.url,
+        max_connections=50,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+    redis = Redis.from_pool(pool)
+    commands = SharedPipeline(redis)
+    answered, failed = 0, 0
+    first_pid = redis_server.pid
+
+    async def caller(n: int) -> None:
+        nonlocal answered, failed
+        for i in range(40):
+            try:
+                value = await commands.execute("SET", f"{prefix}{n}:{i}", i, "GET")
+                assert value is None  # each key written once: nobody got another's reply
+                answered += 1
+            except (RedisConnectionError, RedisTimeoutError):
+                failed += 1
+            await asyncio.sleep(0.005)
+
+    async def restart() -> None:
+        await asyncio.sleep(0.05)  # batches in flight, more waiting
+        redis_server.kill()
+        await asyncio.sleep(0.1)
+        redis_server.start()
+
+    try:
+        await asyncio.gather(restart(), *(caller(n) for n in range(200)))
+        assert redis_server.pid != first_pid  # the outage was real: a new server
+        assert answered + failed == 200 * 40  # every caller answered, one way or the other
+        assert answered > 200 * 40 / 2
+        assert commands.commands >= 2 * commands.round_trips  # batches formed under load
+        assert await commands.execute("PING") is True  # a fresh connection, the same pipeline
+    finally:
+        redis_server.start()
+        await redis.aclose()
