@@ -193,7 +193,10 @@ async def test_a_draw_that_dies_before_its_commit_leaves_nothing_to_deliver(
     shards = raffle.shards
 
     class DiesAtCommit:
-        """The real shards, whose unit of work for `victim` dies when it commits."""
+        """The real shards, whose unit of work for `victim` dies when it commits (each
+        draw alone: no batches)."""
+
+        batches = None
 
         def for_user(self, user_id: str) -> ShardUnitOfWork:
             uow = shards.for_user(user_id)
