@@ -23,8 +23,8 @@ from sqlalchemy import Table
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
 from raffle.adapters.sql.pg_draw import Driver, PgQuotaRepository, PgWinRepository, naive
-from raffle.adapters.sql.quota_repositories import SqlTopUpRepository
 from raffle.adapters.sql.shard_tables import ShardTables
+from raffle.adapters.sql.topup_repositories import SqlTopUpRepository
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import WinState
 from raffle.domain.quota import TopUpOrder

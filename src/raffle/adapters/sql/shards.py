@@ -20,13 +20,14 @@ from raffle.adapters.sql.prize_repositories import (
     SqlShipmentRepository,
 )
 from raffle.adapters.sql.prize_tables import prize_tables
-from raffle.adapters.sql.quota_repositories import SqlQuotaRepository, SqlTopUpRepository
+from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
 from raffle.adapters.sql.shard_repositories import (
     SqlOrderRepository,
     SqlOutboxRepository,
     SqlWinRepository,
 )
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
+from raffle.adapters.sql.topup_repositories import SqlTopUpRepository
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     AccessGrantRepository,
