@@ -1,7 +1,6 @@
 """Draws in batches on PostgreSQL: the paths that leave a batch, each with several users' draws
-in it. "Plugs" (transactions holding a user's account row lock, as a draw in flight does)
-keep the batches in flight on a database waiting, one plug for each of its FLIGHTS, while
-the next one fills up."""
+in it. A "plug" (a transaction holding a user's account row lock, as a draw in flight does)
+keeps the first batch of a database waiting while the next one fills up."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ from sqlalchemy import text
 from raffle.bootstrap import Raffle
 from raffle.domain.draws import OrderState, RaffleOrder, Win
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.draw_batch import FLIGHTS
 from raffle.service.ports import DrawBatches
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
@@ -102,35 +100,30 @@ async def hold(
     return let_go
 
 
-async def batched_behind_plugs(
+async def batched_behind_a_plug(
     raffle: Raffle,
-    plugs: list[str],
+    plug: str,
     draws: list[Draw],
     meanwhile: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[list[DrawResult], Counter[int]]:
-    """`draws` at once, gathered in one batch while the plugs' draws wait in every flight,
-    one each; `meanwhile` runs once that batch's first statement is under way. Also the
-    batches begun meanwhile, by size."""
-    assert len(plugs) == FLIGHTS
+    """`draws` at once, gathered in one batch while the plug's draw waits in the one before;
+    `meanwhile` runs once that batch's first statement is under way. Also the batches begun
+    meanwhile, by size."""
     before = batches(raffle).sizes.copy()
     begun = before.total()
+    let_go = await hold(raffle, plug)
+    plugged = asyncio.create_task(one(raffle, Draw(plug, ACTIVITY)))
 
     async def begun_since(n: int) -> bool:
         return batches(raffle).sizes.total() == begun + n
 
-    held = []
-    for n, plug in enumerate(plugs, 1):  # one at a time: each in a batch of its own
-        held.append(
-            (await hold(raffle, plug), asyncio.create_task(one(raffle, Draw(plug, ACTIVITY))))
-        )
-        await until(lambda n=n: begun_since(n))  # type: ignore[misc]
+    await until(lambda: begun_since(1))
     tasks = [asyncio.create_task(one(raffle, cmd)) for cmd in draws]
-    await asyncio.sleep(0.3)  # every draw reaches the lane, behind the plugs' batches
-    for let_go, plugged in held:
-        await let_go()
-        await plugged
+    await asyncio.sleep(0.3)  # every draw reaches the lane, behind the plug's batch
+    await let_go()
+    await plugged
     if meanwhile is not None:
-        await until(lambda: begun_since(FLIGHTS + 1))
+        await until(lambda: begun_since(2))
         await meanwhile()
     results = list(await asyncio.gather(*tasks))
     return results, batches(raffle).sizes - before
@@ -150,15 +143,14 @@ async def chances_left(raffle: Raffle, user_id: str) -> int:
 
 
 async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) -> None:
-    keen, *others = users_of_lane_0(raffle, 8)
-    plugs, others = others[:FLIGHTS], others[FLIGHTS:]
-    await opened(raffle, [*plugs, keen, *others])
+    plug, keen, *others = users_of_lane_0(raffle, 8)
+    await opened(raffle, [plug, keen, *others])
     first = await one(raffle, Draw(keen, ACTIVITY, "again"))
 
     draws = [Draw(keen, ACTIVITY, "again"), *(Draw(u, ACTIVITY) for u in others)]
-    (replay, *fresh), sizes = await batched_behind_plugs(raffle, plugs, draws)
+    (replay, *fresh), sizes = await batched_behind_a_plug(raffle, plug, draws)
 
-    assert sizes == Counter({1: FLIGHTS, len(draws): 1})  # the plugs', one that held them all
+    assert sizes == Counter({1: 1, len(draws): 1})  # the plug's, and one that held them all
     assert (replay.order_id, replay.draw_count, replay.replayed) == (first.order_id, 2, True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
     assert await chances_left(raffle, keen) == 18  # the total, the day and the month given back
@@ -168,14 +160,13 @@ async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) 
 async def test_a_first_visit_in_a_batch_opens_the_account_with_the_welcome_pack(
     raffle: Raffle,
 ) -> None:
-    users = users_of_lane_0(raffle, 8 + FLIGHTS)
-    plugs, users = users[:FLIGHTS], users[FLIGHTS:]
+    plug, *users = users_of_lane_0(raffle, 9)
     known, new = users[:4], users[4:]
-    await opened(raffle, [*plugs, *known])
+    await opened(raffle, [plug, *known])
 
-    results, sizes = await batched_behind_plugs(raffle, plugs, [Draw(u, ACTIVITY) for u in users])
+    results, sizes = await batched_behind_a_plug(raffle, plug, [Draw(u, ACTIVITY) for u in users])
 
-    assert sizes == Counter({1: FLIGHTS, len(users): 1})
+    assert sizes == Counter({1: 1, len(users): 1})
     assert [r.draw_count for r in results] == [2] * len(known) + [1] * len(new)
     assert [await chances_left(raffle, u) for u in users] == [18] * len(known) + [19] * len(new)
 
@@ -183,15 +174,13 @@ async def test_a_first_visit_in_a_batch_opens_the_account_with_the_welcome_pack(
 async def test_two_draws_of_one_user_in_flight_take_turns_over_two_batches(
     raffle: Raffle,
 ) -> None:
-    twice, *others = users_of_lane_0(raffle, 6 + FLIGHTS)
-    plugs, others = others[:FLIGHTS], others[FLIGHTS:]
-    await opened(raffle, [*plugs, twice, *others])
+    plug, twice, *others = users_of_lane_0(raffle, 6)
+    await opened(raffle, [plug, twice, *others])
     draws = [Draw(twice, ACTIVITY), Draw(twice, ACTIVITY), *(Draw(u, ACTIVITY) for u in others)]
 
-    results, sizes = await batched_behind_plugs(raffle, plugs, draws)
+    results, sizes = await batched_behind_a_plug(raffle, plug, draws)
 
-    # the second waited for the next batch
-    assert sizes == Counter({1: FLIGHTS + 1, 1 + len(others): 1})
+    assert sizes == Counter({1: 2, 1 + len(others): 1})  # the second waited for the next batch
     assert sorted(r.draw_count for r in results[:2]) == [2, 3]
     assert [r.draw_count for r in results[2:]] == [2] * len(others)
     assert await chances_left(raffle, twice) == 17
@@ -203,9 +192,8 @@ async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_gi
     # A twin's draw commits its Idempotency-Key while the batch waits for that user's lock,
     # after the snapshot of the batch's replay lookup: recording the batch breaks the key's
     # unique index, the whole batch rolls back, and each draw runs again alone.
-    twin, *others = users_of_lane_0(raffle, 8 + FLIGHTS)
-    plugs, others = others[:FLIGHTS], others[FLIGHTS:]
-    await opened(raffle, [*plugs, twin, *others])
+    plug, twin, *others = users_of_lane_0(raffle, 8)
+    await opened(raffle, [plug, twin, *others])
     let_twin_go: Callable[[], Awaitable[None]] | None = None
 
     async def twin_commits_while_the_batch_waits() -> None:
@@ -224,11 +212,11 @@ async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_gi
 
     let_twin_go = await hold(raffle, twin, key="same")
     draws = [Draw(twin, ACTIVITY, "same"), *(Draw(u, ACTIVITY) for u in others)]
-    (replay, *fresh), sizes = await batched_behind_plugs(
-        raffle, plugs, draws, twin_commits_while_the_batch_waits
+    (replay, *fresh), sizes = await batched_behind_a_plug(
+        raffle, plug, draws, twin_commits_while_the_batch_waits
     )
 
-    assert sizes == Counter({1: FLIGHTS, len(draws): 1})
+    assert sizes == Counter({1: 1, len(draws): 1})
     assert batches(raffle).failed == 1
     assert (replay.order_id, replay.replayed) == ("twinsame", True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
@@ -236,32 +224,5 @@ async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_gi
     assert await chances_left(raffle, twin) == 18  # its first draw, and the twin's
     # Every draw won the prize; the units the failed batch took were given back.
     wins = await wins_in_database(raffle)
-    opening, plugged = len([*plugs, twin, *others]), len(plugs)
-    assert wins == opening + plugged + len(others)  # the twin's replay wins nothing more
+    assert wins == len([plug, twin, *others]) + 1 + len(others)  # opening, plug, batch
     assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK - wins
-
-
-async def test_a_second_batch_flies_beside_the_first_but_never_with_its_users(
-    raffle: Raffle,
-) -> None:
-    plug, other = users_of_lane_0(raffle, 2)
-    await opened(raffle, [plug, other])
-    before = batches(raffle).sizes.copy()
-    let_go = await hold(raffle, plug)
-    first = asyncio.create_task(one(raffle, Draw(plug, ACTIVITY)))
-    await until(lambda: _begun(raffle, before, 1))
-    again = asyncio.create_task(one(raffle, Draw(plug, ACTIVITY)))
-
-    # While the plug's batch waits for its lock, the other user's draw goes and commits in
-    # a batch of its own; the plug's second draw does not go with it.
-    async with asyncio.timeout(10):
-        assert (await one(raffle, Draw(other, ACTIVITY))).draw_count == 2
-    assert batches(raffle).sizes - before == Counter({1: 2})
-    assert not again.done()
-    await let_go()
-    assert sorted([(await first).draw_count, (await again).draw_count]) == [2, 3]
-    assert batches(raffle).sizes - before == Counter({1: 3})
-
-
-async def _begun(raffle: Raffle, before: Counter[int], n: int) -> bool:
-    return batches(raffle).sizes.total() == before.total() + n
