@@ -37,15 +37,6 @@ from raffle.service.ports import DrawBatch, DrawBatches, Shards
 Answer = DrawResult | None  # None: the draw leaves the batch, to run alone
 Lanes = dict[int, GroupCommit[Attempt, Answer]]
 
-# Batches in flight at once per lane: a draw that arrives while one is in flight goes in the
-# next at once instead of waiting for it. They cannot deadlock each other: their users are
-# disjoint (GroupCommit keeps a key out of a batch while another holds it), so they write
-# disjoint account, day and month rows and insert orders under disjoint (user, key) pairs,
-# and none waits for a row the other locked; against other processes' batches every batch
-# locks in one order (pg_draw_batch). Each holds a connection of its database's pool while
-# in flight; stock claims use another pool, so none waits for a connection the other holds.
-FLIGHTS = 2
-
 # The batches in flight per database, for each set of shards (one per process in a server).
 _lanes: weakref.WeakKeyDictionary[DrawBatches, Lanes] = weakref.WeakKeyDictionary()
 
@@ -59,7 +50,7 @@ async def draw_in_batch(attempt: Attempt, shards: Shards, batches: DrawBatches) 
         # By weak reference: the lanes are the value of `batches` in _lanes, and must not
         # keep it alive.
         together = partial(_together, weakref.proxy(batches), lane)
-        group = lanes[lane] = GroupCommit(together, size=batches.size, key=_user, flights=FLIGHTS)
+        group = lanes[lane] = GroupCommit(together, size=batches.size, key=_user)
     answer = await group.submit(attempt)
     return answer if answer is not None else await draw_alone(attempt, shards)
 

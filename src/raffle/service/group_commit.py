@@ -10,76 +10,53 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 Together = Callable[[Sequence[T]], Awaitable[Sequence[R | Exception]]]
-Waiting = tuple[T, asyncio.Future[R]]
 
 
 class GroupCommit(Generic[T, R]):
     """`await submit(item)` returns the item's own answer from `together`, or raises its own
-    error. Up to `flights` batches are in flight at a time: with a flight free an item goes
-    at once (no timer, no added latency at low load); under load the items that arrive
-    meanwhile wait and go together, `size` at most, as soon as a flight is free. Items of
-    one `key` never share a batch, nor are in two batches in flight at once: the later ones
-    wait for the earlier one's batch to finish, in the order they came. A batch that raises
-    fails each of its items with that error."""
+    error. One batch is in flight at a time: with nothing in flight an item goes at once (no
+    timer, no added latency at low load); under load the items that arrive meanwhile wait
+    and go together, `size` at most. Items of one `key` never share a batch: the later ones
+    wait for the next. A batch that raises fails each of its items with that error."""
 
     def __init__(
-        self,
-        together: Together[T, R],
-        *,
-        size: int,
-        key: Callable[[T], Hashable],
-        flights: int = 1,
+        self, together: Together[T, R], *, size: int, key: Callable[[T], Hashable]
     ) -> None:
-        self._together, self._size, self._key, self._flights = together, size, key, flights
-        self._waiting: list[Waiting[T, R]] = []
-        self._flying: set[Hashable] = set()  # the keys of the batches in flight
-        self._running = 0  # tasks taking batches
-        self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak ones
+        self._together, self._size, self._key = together, size, key
+        self._waiting: list[tuple[T, asyncio.Future[R]]] = []
+        self._running: asyncio.Task[None] | None = None
 
     async def submit(self, item: T) -> R:
         answer: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._waiting.append((item, answer))
-        if self._running < self._flights:
-            self._running += 1
-            task = asyncio.create_task(self._run())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        if self._running is None:
+            self._running = asyncio.create_task(self._run())
         return await answer
 
-    def _next(self) -> list[Waiting[T, R]]:
-        batch: list[Waiting[T, R]] = []
-        later: list[Waiting[T, R]] = []
+    def _next(self) -> list[tuple[T, asyncio.Future[R]]]:
+        batch: list[tuple[T, asyncio.Future[R]]] = []
+        later: list[tuple[T, asyncio.Future[R]]] = []
         keys: set[Hashable] = set()
         for waiting in self._waiting:
-            if waiting[1].done():  # a caller that gave up leaves no item behind
-                continue
             key = self._key(waiting[0])
-            if len(batch) < self._size and key not in keys and key not in self._flying:
+            if len(batch) < self._size and key not in keys and not waiting[1].done():
                 batch.append(waiting)
                 keys.add(key)
-            else:
-                keys.add(key)  # its later items wait behind it, in order
+            elif not waiting[1].done():  # a caller that gave up leaves no item behind
                 later.append(waiting)
         self._waiting = later
-        self._flying |= {self._key(item) for item, _ in batch}
         return batch
 
     async def _run(self) -> None:
         # Taken when the task starts, not when it was made: what arrived in the same turn of
-        # the event loop goes along. A task stops when nothing it may take is left: what
-        # waits then has its key in another batch in flight, whose task takes it next.
-        # Counted down here, not in a done callback: one that ran later would let an item
-        # arrive meanwhile, find every flight taken, and wait for a task that has ended.
+        # the event loop goes along.
         try:
             while batch := self._next():
-                try:
-                    await self._answer(batch)
-                finally:
-                    self._flying -= {self._key(item) for item, _ in batch}
+                await self._answer(batch)
         finally:
-            self._running -= 1
+            self._running = None
 
-    async def _answer(self, batch: list[Waiting[T, R]]) -> None:
+    async def _answer(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
         try:
             outcomes: Sequence[R | Exception] = await self._together([i for i, _ in batch])
         except Exception as error:
