@@ -43,9 +43,9 @@ from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.quota import QuotaAccount
 from raffle.service.ports import Chance, Claim
 
-_CLAIM = ("user_id", "activity_id", "day", "month", "request_key")
-_CLAIM_TYPES = ("varchar", "bigint", "varchar", "varchar", "varchar")
-REPLAY_AT = 6  # the first of the order's columns in a row of _consume_sql
+_CLAIM = ("user_id", "activity_id", "day", "month", "request_key", "n")
+_CLAIM_TYPES = ("varchar", "bigint", "varchar", "varchar", "varchar", "int")
+REPLAY_AT = 8  # the first of the order's columns in a row of _consume_sql
 
 
 class PgDrawBatches:
@@ -118,29 +118,26 @@ class PgDrawBatch(TransactionScope):
         tables = self._by_table(range(len(claims)))
         args: list[list[Any]] = []
         for draws in tables.values():
-            args += _arrays(len(_CLAIM), (claims[n] for n in draws))
+            args += _arrays(len(_CLAIM), ((*claims[n], n) for n in draws))
         rows = await (await self._connection()).fetch(_consume_sql(tuple(tables)), *args)
-        return self._chances(rows)
+        chances = dict(self._chance(row) for row in rows)
+        return [chances[n] for n in range(len(claims))]
 
-    def _chances(self, rows: Iterable[Any]) -> list[Chance]:
-        """Each draw's rows put together: 'l' its account exists (and is locked), 'a' its
-        total taken (the account after), 'd' and 'm' its day and month taken (what is left),
-        'o' the order of its Idempotency-Key. Keyed by user: one draw per user a batch."""
-        found: dict[str, dict[str, Any]] = {claim[0]: {} for claim in self._claims}
-        for row in rows:
-            found[row[1]][row[0]] = row
-        chances = []
-        for n, (user_id, activity_id, *_) in enumerate(self._claims):
-            rows_of = found[user_id]
-            a, d, m, o = (rows_of.get(kind) for kind in "admo")
-            if a is not None:
-                self._taken[n] = (d is not None, m is not None)
-            account = None
-            if a is not None and d is not None and m is not None:
-                account = QuotaAccount(user_id, activity_id, a[2], a[3], a[4], d[2], a[5], m[2])
-            replay = order_of(o[REPLAY_AT:], pg_draw.aware) if o is not None else None
-            chances.append(Chance(account, "l" in rows_of, replay))
-        return chances
+    def _chance(self, row: Any) -> tuple[int, Chance]:
+        n = row["n"]
+        user_id, activity_id, *_ = self._claims[n]
+        total, day_left, month_left = row["total"], row["day_left"], row["month_left"]
+        if total is not None:
+            self._taken[n] = (day_left is not None, month_left is not None)
+        account = None
+        if total is not None and day_left is not None and month_left is not None:
+            account = QuotaAccount(
+                user_id, activity_id, total, row["total_left"], row["per_day"], day_left,
+                row["per_month"], month_left,
+            )  # fmt: skip
+        found = row[REPLAY_AT] is not None
+        replay = order_of(row[REPLAY_AT:], pg_draw.aware) if found else None
+        return n, Chance(account, row["opened"], replay)
 
     async def give_back(self, draws: Collection[int]) -> None:
         # Rare (a replay, the day's or month's limit reached, the stock out of reach): a
@@ -202,48 +199,49 @@ def _consume_sql(tables: tuple[int, ...]) -> str:
     """Per shard table: the claims (`x`); their accounts locked in order (`l`); the guarded
     UPDATE of each account's total (`a`); its day and month rows made by their first draw
     or taken from if they have any left (`d`, `m`: a row missing means that limit is
-    exhausted, as in pg_draw); and the orders of their Idempotency-Keys.
+    exhausted, as in pg_draw); and a row per claim with the order of its Idempotency-Key.
 
-    Flat: the rows of each step as they are, tagged (see `_chances`), not joined back onto
-    the claims; the joins cost the server more than the rows cost the client (bench/README).
     The lookups by key are LATERAL with LIMIT 1 (which keeps the planner from flattening
     them into joins): asyncpg's prepared statement soon runs a generic plan, made without
     the arrays' lengths and perhaps while the tables were small, which joined the orders
     by hashing a sequential scan of the whole table."""
     ctes, selects = [], []
-    found = ", ".join(f"o.{name}" for name in ORDER_COLUMNS)
-    empty = ", ".join("NULL" for _ in ORDER_COLUMNS)
     for k, index in enumerate(tables):
         t = shard_tables(index)
         account, key = t.quota_account.name, ("user_id", "activity_id")
         ctes += [
             f"x{k} AS (SELECT * FROM {_unnest(None, _CLAIM, 1 + k * len(_CLAIM))})",  # noqa: S608
-            f"l{k} AS (SELECT x.* FROM x{k} AS x, LATERAL "  # noqa: S608
-            f"(SELECT 1 FROM {account} AS q WHERE {_same(*key)} LIMIT 1) AS q FOR UPDATE OF q)",
+            f"l{k} AS (SELECT q.user_id, q.activity_id FROM x{k} AS x, LATERAL "  # noqa: S608
+            f"(SELECT user_id, activity_id FROM {account} AS q WHERE {_same(*key)} LIMIT 1) AS q "
+            "FOR UPDATE OF q)",
             f"a{k} AS (UPDATE {account} AS q SET total_left = q.total_left - 1 FROM l{k} AS x "  # noqa: S608
-            f"WHERE {_same(*key)} AND q.total_left > 0 RETURNING q.user_id, q.activity_id, "
-            "q.total, q.total_left, q.day, q.month, x.day AS today, x.month AS this_month)",
-            f"d{k} AS ({_period_sql(t.quota_day, 'day', 'today', k)})",
-            f"m{k} AS ({_period_sql(t.quota_month, 'month', 'this_month', k)})",
+            f"WHERE {_same(*key)} AND q.total_left > 0 "
+            "RETURNING q.user_id, q.total, q.total_left, q.day, q.month)",
+            f"d{k} AS ({_period_sql(t.quota_day, 'day', k)})",
+            f"m{k} AS ({_period_sql(t.quota_month, 'month', k)})",
         ]
-        selects += [  # the order's first: it gives the columns their types
-            f"SELECT 'o', x.user_id, NULL::int, NULL::int, NULL::int, NULL::int, {found} "  # noqa: S608
-            f"FROM x{k} AS x, LATERAL (SELECT * FROM {t.raffle_order.name} AS o "
-            "WHERE o.user_id = x.user_id AND o.request_key = x.request_key LIMIT 1) AS o",
-            f"SELECT 'l', user_id, NULL, NULL, NULL, NULL, {empty} FROM l{k}",  # noqa: S608
-            f"SELECT 'a', user_id, total, total_left, day, month, {empty} FROM a{k}",  # noqa: S608
-            f"SELECT 'd', user_id, day_left, NULL, NULL, NULL, {empty} FROM d{k}",  # noqa: S608
-            f"SELECT 'm', user_id, month_left, NULL, NULL, NULL, {empty} FROM m{k}",  # noqa: S608
-        ]
+        found = ", ".join(f"o.{name}" for name in ORDER_COLUMNS)
+        selects.append(
+            "SELECT x.n, l.user_id IS NOT NULL AS opened, a.total, a.total_left, "  # noqa: S608
+            "a.day AS per_day, a.month AS per_month, d.day_left, m.month_left, "
+            f"{found} FROM x{k} AS x "
+            f"LEFT JOIN l{k} AS l ON l.user_id = x.user_id "
+            f"LEFT JOIN a{k} AS a ON a.user_id = x.user_id "
+            f"LEFT JOIN d{k} AS d ON d.user_id = x.user_id "
+            f"LEFT JOIN m{k} AS m ON m.user_id = x.user_id "
+            f"LEFT JOIN LATERAL (SELECT * FROM {t.raffle_order.name} AS o "
+            "WHERE o.user_id = x.user_id AND o.request_key = x.request_key LIMIT 1) AS o ON true"
+        )
     return f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}"
 
 
-def _period_sql(table: Table, period: str, current: str, k: int) -> str:
+def _period_sql(table: Table, period: str, k: int) -> str:
     left = f"{period}_left"
     return (
         f"INSERT INTO {table.name} AS q (user_id, activity_id, {period}, {left}) "  # noqa: S608
-        f"SELECT user_id, activity_id, {current}, {period} - 1 FROM a{k} WHERE {period} > 0 "
-        f"ORDER BY user_id ON CONFLICT (user_id, activity_id, {period}) "
+        f"SELECT x.user_id, x.activity_id, x.{period}, a.{period} - 1 "
+        f"FROM a{k} AS a JOIN x{k} AS x ON x.user_id = a.user_id WHERE a.{period} > 0 "
+        f"ORDER BY x.user_id ON CONFLICT (user_id, activity_id, {period}) "
         f"DO UPDATE SET {left} = q.{left} - 1 WHERE q.{left} > 0 RETURNING q.user_id, q.{left}"
     )
 
