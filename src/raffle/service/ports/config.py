@@ -1,0 +1,136 @@
+"""The configuration's doors: one database, unsharded."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Protocol
+
+from raffle.domain.activity import Activity, ActivityState
+from raffle.domain.awards import Award
+from raffle.domain.fulfilment import PoolStats
+from raffle.domain.quota import QuotaPack, Sku
+from raffle.domain.rebates import RebateRule
+from raffle.domain.strategy import Strategy
+from raffle.domain.users import User
+from raffle.service.ports.base import Transaction
+
+
+class AwardRepository(Protocol):
+    async def save(self, award: Award) -> None:
+        """Insert the award, or replace the one with the same id."""
+        ...
+
+    async def all(self) -> dict[int, Award]: ...
+
+
+class StrategyRepository(Protocol):
+    async def save(self, strategy: Strategy) -> None:
+        """Insert the strategy, or replace the one with the same id with its prizes and rules."""
+        ...
+
+    async def get(self, strategy_id: int) -> Strategy | None: ...
+
+    async def ids(self) -> list[int]: ...
+
+
+class ActivityRepository(Protocol):
+    async def save(self, activity: Activity) -> None:
+        """Insert, or replace everything of the stored activity but its state."""
+        ...
+
+    async def get(self, activity_id: int) -> Activity | None: ...
+
+    async def all(self) -> list[Activity]: ...
+
+    async def compare_and_set(
+        self, activity_id: int, expected: ActivityState, new: ActivityState
+    ) -> bool:
+        """Move the state from `expected` to `new`; False if it was not `expected`."""
+        ...
+
+    async def using_strategy(self, strategy_id: int) -> list[Activity]: ...
+
+
+class PackRepository(Protocol):
+    async def save(self, pack: QuotaPack) -> None: ...
+
+    async def get(self, pack_id: int) -> QuotaPack | None: ...
+
+    async def all(self) -> list[QuotaPack]: ...
+
+
+class SkuRepository(Protocol):
+    async def save(self, sku: Sku) -> None:
+        """Insert, or update; a changed stock keeps what was already sold."""
+        ...
+
+    async def get(self, sku: int) -> Sku | None: ...
+
+    async def for_activity(self, activity_id: int) -> list[Sku]: ...
+
+    async def all(self) -> list[Sku]: ...
+
+    async def stock_left(self, sku: int) -> int: ...
+
+    async def take(self, sku: int) -> bool:
+        """Take one unit of the SKU's stock; False (and nothing changed) when none is left."""
+        ...
+
+    async def give_back(self, sku: int) -> None: ...
+
+
+class UserRepository(Protocol):
+    async def add(self, user: User) -> bool:
+        """Store a new user; False when the name is taken."""
+        ...
+
+    async def get(self, user_id: str) -> User | None: ...
+
+
+class RebateRuleRepository(Protocol):
+    async def save(self, rule: RebateRule) -> None:
+        """Insert the rule, or replace the one for the same activity and behaviour."""
+        ...
+
+    async def for_activity(self, activity_id: int) -> list[RebateRule]: ...
+
+    async def all(self) -> list[RebateRule]: ...
+
+
+class CouponCodes(Protocol):
+    async def hand_out(self, pool: str, order_id: str, user_id: str, at: datetime) -> str | None:
+        """The code of `pool` handed to `order_id`: the one it got before if any, else a free
+        one, bound to it for good; None when the pool has no free code."""
+        ...
+
+
+class CodePoolRepository(CouponCodes, Protocol):
+    async def add(self, pool: str, codes: Sequence[str]) -> int:
+        """Store the codes in the pool; how many were new (ones it holds are skipped)."""
+        ...
+
+    async def stats(self, pools: Collection[str] | None = None) -> list[PoolStats]:
+        """Codes in all and handed out, per pool (every pool when `pools` is None)."""
+        ...
+
+    async def for_orders(self, order_ids: Collection[str]) -> dict[str, str]:
+        """The code handed to each of these orders that got one."""
+        ...
+
+    async def free_codes(self) -> dict[str, list[str]]:
+        """Every pool's codes not handed out yet, in order (a pool with none: empty)."""
+        ...
+
+
+class UnitOfWork(Transaction, Protocol):
+    """A transaction on the configuration database."""
+
+    awards: AwardRepository
+    strategies: StrategyRepository
+    activities: ActivityRepository
+    packs: PackRepository
+    skus: SkuRepository
+    users: UserRepository
+    rebate_rules: RebateRuleRepository
+    code_pools: CodePoolRepository
