@@ -131,13 +131,18 @@ class RabbitBroker:
             await channel.closing  # until cancelled, or raises when the channel is lost
             raise ConnectionError(f"the channel consuming {queue} closed")
         finally:
+            # Bounded: a channel whose consumer died mid-message may never answer its close,
+            # and a stopping worker must not wait for it forever.
             with contextlib.suppress(Exception):
-                await robust.close()
+                async with asyncio.timeout(self._timeout):
+                    await robust.close()
 
     async def close(self) -> None:
         connection, self._connection, self._publishing = self._connection, None, None
         if connection is not None:
-            await connection.close()
+            with contextlib.suppress(TimeoutError):  # bounded, as a consumer's channel is
+                async with asyncio.timeout(self._timeout):
+                    await connection.close()
 
     async def _confirming(self) -> aiormq.Channel:
         # One confirming channel for every publish: made once, however many publishes
