@@ -1,5 +1,7 @@
-"""RabbitMQ through aio-pika: durable quorum queues, persistent messages, publisher confirms,
-and a dead-letter queue per queue after a limit of failed deliveries."""
+"""RabbitMQ: durable quorum queues, persistent messages, publisher confirms, and a dead-letter
+queue per queue after a limit of failed deliveries. aio-pika keeps the connection (and
+reconnects it); publishing and consuming run on its aiormq channels directly (see
+publish_many and consume), which is why aiormq is pinned."""
 
 from __future__ import annotations
 
