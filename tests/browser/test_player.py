@@ -207,6 +207,9 @@ def test_errors_say_what_happened(demo_server: Server, tab: OpenTab) -> None:
 
 def _session_expires(page: Page, server: Server) -> None:
     notice = page.locator("#notice")
+    # Every read the page makes on entering is answered first: one still in flight when the
+    # session ends would be refused too, a second 401 (a fresh-clone CI run caught that race).
+    expect(page.get_by_text("No prizes yet. Draw to win one.")).to_be_visible()
     # The session ends elsewhere (another tab logged out): the next action says so.
     auth = {"Authorization": f"Bearer {token(page)}"}
     assert httpx.post(f"{server.url}/api/auth/logout", headers=auth).status_code == 204
