@@ -25,7 +25,7 @@ from raffle.domain.errors import InvalidConfig
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 from raffle.service.ports import UnitOfWork
 
-TABLES = {"award", "strategy", "strategy_prize", "strategy_rule"}
+TABLES = {"award", "strategy", "strategy_prize", "strategy_rule", "campaign_load"}
 BIG_ID = 2**40  # beyond a 32-bit INTEGER: ids are BIGINT everywhere
 
 FULL = Strategy(

@@ -81,6 +81,17 @@ class ConfigStore:
     rebate_rules: dict[tuple[int, str], RebateRule] = field(default_factory=dict)
     # pool -> code -> (order_id, user_id) once handed out
     codes: dict[str, dict[str, tuple[str, str] | None]] = field(default_factory=dict)
+    loads: int = 0  # campaign loads committed
+
+
+class FakeCampaignLoads:
+    """Counts the turns; no lock: the fakes never suspend, so a load runs whole at once."""
+
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def take_turn(self) -> None:
+        self.s.loads += 1
 
 
 class FakeCodePools:
@@ -271,6 +282,7 @@ class FakeUnitOfWork(_Transaction):
         self.users = FakeUsers(self.store)
         self.rebate_rules = FakeRebateRules(self.store)
         self.code_pools = FakeCodePools(self.store)
+        self.campaign_loads = FakeCampaignLoads(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------

@@ -113,6 +113,7 @@ async def test_stored_strategies_drawing_from_the_pool_count_with_the_file() -> 
     assert e.value.code == "invalid_campaign"
     assert e.value.problems[0].path == ("strategies", 0, "prizes", 0, "stock")
     assert set(uow.committed.strategies) == {10}  # nothing of the refused file stored
+    assert uow.committed.loads == 1  # the refused load's turn is not counted
 
     await load_campaign(_sharing(11, 1), uow)  # 2 + 1 fit
     await load_campaign(_sharing(10, 2), uow)  # a stored strategy reloaded replaces itself

@@ -45,6 +45,9 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
     if problems := campaign.problems():
         raise InvalidCampaign(problems)
     async with uow:
+        # Loads take turns: two checked at once could each fit a coupon pool alone and
+        # over-commit it together.
+        await uow.campaign_loads.take_turn()
         await _refuse_frozen_changes(campaign, uow)
         for award in campaign.awards:
             await uow.awards.save(award)

@@ -1,4 +1,5 @@
-"""Activities, quota packs, SKUs and users in SQL: a row each, read back as domain objects."""
+"""Activities, quota packs, SKUs and users in SQL: a row each, read back as domain objects;
+and the turns campaign loads take."""
 
 from __future__ import annotations
 
@@ -178,6 +179,23 @@ class SqlUserRepository:
         )
         row = rows.first()
         return None if row is None else User(row.user_id, row.password_hash, row.is_admin)
+
+
+class SqlCampaignLoads:
+    def __init__(self, connection: SqlConnection) -> None:
+        self._connection = connection
+
+    async def take_turn(self) -> None:
+        # Writing the one row locks it until the transaction ends (on SQLite the transaction
+        # holds the database's write lock from BEGIN IMMEDIATE anyway). A load waiting here
+        # reads, from its next statement on, what the load before it committed: READ
+        # COMMITTED takes a snapshot per statement on PostgreSQL and MariaDB.
+        table = tables.campaign_load
+        count = update(table).where(table.c.id == 1).values(loads=table.c.loads + 1)
+        if (await self._connection.execute(count)).rowcount == 0:  # the row was deleted
+            row = {"id": 1, "loads": 0}
+            await self._connection.execute(insert_ignore(self._connection.dialect, table, row))
+            await self._connection.execute(count)
 
 
 def _activity(row: Row[Any]) -> Activity:

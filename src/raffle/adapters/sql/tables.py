@@ -190,3 +190,13 @@ rebate_rule = Table(
     Column("enabled", Boolean, nullable=False),
     mysql_charset="utf8mb4",
 )
+
+# One row, written first by every campaign load: its row lock makes loads take turns, so a
+# load's checks (coupon stock against every stored strategy) read a configuration no other
+# load is changing. `loads` counts the loads committed.
+campaign_load = Table(
+    "campaign_load",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("loads", BigInteger, nullable=False),
+)

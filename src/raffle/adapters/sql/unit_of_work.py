@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from raffle.adapters.sql.config_repositories import (
     SqlActivityRepository,
+    SqlCampaignLoads,
     SqlPackRepository,
     SqlSkuRepository,
     SqlUserRepository,
@@ -24,6 +25,7 @@ from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
     ActivityRepository,
     AwardRepository,
+    CampaignLoads,
     CodePoolRepository,
     PackRepository,
     RebateRuleRepository,
@@ -46,6 +48,7 @@ class SqlUnitOfWork(TransactionScope):
     users: UserRepository
     rebate_rules: RebateRuleRepository
     code_pools: CodePoolRepository
+    campaign_loads: CampaignLoads
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -56,6 +59,7 @@ class SqlUnitOfWork(TransactionScope):
         self.users = SqlUserRepository(connection)
         self.rebate_rules = SqlRebateRuleRepository(connection)
         self.code_pools = SqlCodePoolRepository(connection)
+        self.campaign_loads = SqlCampaignLoads(connection)
 
 
 def create_engine(

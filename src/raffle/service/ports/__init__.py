@@ -5,6 +5,7 @@ from raffle.service.ports.batches import Chance, Claim, DrawBatch, DrawBatches
 from raffle.service.ports.config import (
     ActivityRepository,
     AwardRepository,
+    CampaignLoads,
     CodePoolRepository,
     CouponCodes,
     PackRepository,
@@ -45,6 +46,7 @@ __all__ = [
     "ActivityRepository",
     "AwardRepository",
     "Broker",
+    "CampaignLoads",
     "Chance",
     "Claim",
     "Clock",

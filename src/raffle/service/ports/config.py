@@ -123,6 +123,13 @@ class CodePoolRepository(CouponCodes, Protocol):
         ...
 
 
+class CampaignLoads(Protocol):
+    async def take_turn(self) -> None:
+        """Wait for the campaign load in progress to end, and make later ones wait until
+        this transaction ends: a load then checks a configuration no other load changes."""
+        ...
+
+
 class UnitOfWork(Transaction, Protocol):
     """A transaction on the configuration database."""
 
@@ -134,3 +141,4 @@ class UnitOfWork(Transaction, Protocol):
     users: UserRepository
     rebate_rules: RebateRuleRepository
     code_pools: CodePoolRepository
+    campaign_loads: CampaignLoads
