@@ -142,9 +142,12 @@ class RabbitBroker:
     async def close(self) -> None:
         connection, self._connection, self._publishing = self._connection, None, None
         if connection is not None:
-            with contextlib.suppress(TimeoutError):  # bounded, as a consumer's channel is
-                async with asyncio.timeout(self._timeout):
-                    await connection.close()
+            await self._close_bounded(connection)
+
+    async def _close_bounded(self, connection: AbstractRobustConnection) -> None:
+        with contextlib.suppress(TimeoutError):  # bounded, as a consumer's channel is
+            async with asyncio.timeout(self._timeout):
+                await connection.close()
 
     async def _confirming(self) -> aiormq.Channel:
         # One confirming channel for every publish: made once, however many publishes
@@ -170,9 +173,15 @@ class RabbitBroker:
                     connection = await aio_pika.connect_robust(self._url, timeout=self._timeout)
                 except (AMQPError, ConnectionError, OSError, TimeoutError) as error:
                     raise NotConfirmed(f"RabbitMQ at {_host(self._url)}: {error!r}") from error
-                channel = await connection.channel()
-                await self._declare(channel)
-                await channel.close()
+                try:
+                    channel = await connection.channel()
+                    await self._declare(channel)
+                    await channel.close()
+                except BaseException:
+                    # Failed or cancelled half-way (a worker stopped as it starts): kept
+                    # nowhere, the connection would stay open as long as the process.
+                    await self._close_bounded(connection)
+                    raise
                 self._connection = connection
         return self._connection
 
