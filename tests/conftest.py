@@ -35,6 +35,8 @@ from tests.services import (
     ServiceUnavailable,
 )
 
+pytest_plugins = ["tests.hang_watch"]  # a test that hangs dumps its tasks and fails
+
 BACKENDS = ["sqlite", "postgres", "mariadb"]
 ENV_URLS = {
     "postgres": "RAFFLE_TEST_POSTGRES_URL",

@@ -104,6 +104,10 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     for action, reached in (("submit", "submitted"), ("approve", "approved"), ("start", "running")):
         page.get_by_test_id(f"act-{ACTIVITY}-{action}").click()
         expect(state).to_have_text(reached)
+    # The scheduler (a tick a second) starts an approved activity whose window has opened:
+    # now and then it gets there between Approve and Start, and Start is refused (409), as
+    # the Close below is, showing the state the activity is in.
+    started_by_scheduler = page.locator("#notice").inner_text().startswith("Not done")
     console.screenshot("console-campaign-desktop")
 
     rate.fill("0.5")  # the odds of a running activity are published: the server says no
@@ -160,7 +164,8 @@ def test_an_operator_builds_and_runs_an_activity_from_a_blank_database(
     expect(page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("closed")
     page.get_by_test_id(f"act-{ACTIVITY}-reopen").click()
     expect(page.get_by_test_id(f"state-{ACTIVITY}")).to_have_text("running")
-    assert console.errors == [*PROVOKED, CONFLICT], "only the refused requests log errors"
+    refused = [*PROVOKED, CONFLICT] + [CONFLICT] * started_by_scheduler
+    assert sorted(console.errors) == sorted(refused), "only the refused requests log errors"
     assert player.errors == []
 
     phone = tab(blank_server.url + "/console", PHONE)

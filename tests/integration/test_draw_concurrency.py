@@ -93,8 +93,11 @@ async def test_a_thousand_draws_by_one_user_spend_exactly_their_chances(
 ) -> None:
     # Among 49 other users' draws, so that on PostgreSQL the batches hold several users,
     # and one user's draws take turns over batches.
+    # At a fixed noon in the activity's zone: on the real clock a run across its midnight
+    # (or a month's end) would start the day over halfway and spend three more chances.
     counts = {"total": 100, "day": 100, "month": 100} | {limit: 3}
-    raffle = await build(campaign(pack=QuotaPack(WELCOME, **counts)), None)
+    clock = SettableClock(datetime(2026, 11, 21, 4, 0, tzinfo=UTC))  # 12:00 +8
+    raffle = await build(campaign(pack=QuotaPack(WELCOME, **counts), now=clock.current), clock)
     users = ["solo"] * 1000 + [f"other{u:02d}" for _ in range(10) for u in range(49)]
     draws = [Draw(user, 1) for user in users]
 
