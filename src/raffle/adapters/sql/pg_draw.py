@@ -35,13 +35,11 @@ from raffle.adapters.sql.draw_rows import (
     win_of,
     win_values,
 )
+from raffle.adapters.sql.order_repositories import SqlOrderRepository
+from raffle.adapters.sql.outbox_repositories import SqlOutboxRepository
 from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
-from raffle.adapters.sql.shard_repositories import (
-    SqlOrderRepository,
-    SqlOutboxRepository,
-    SqlWinRepository,
-)
 from raffle.adapters.sql.shard_tables import ShardTables
+from raffle.adapters.sql.win_repositories import SqlWinRepository
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.errors import Contention
 from raffle.domain.quota import QuotaAccount

@@ -11,6 +11,8 @@ from raffle.adapters.sql import pg_delivery, pg_draw, pg_relay, sqlite_draw
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
 from raffle.adapters.sql.delivery_tables import delivery_table
+from raffle.adapters.sql.order_repositories import SqlOrderRepository
+from raffle.adapters.sql.outbox_repositories import SqlOutboxRepository
 from raffle.adapters.sql.points_repositories import SqlPointsRepository, SqlRebateOrderRepository
 from raffle.adapters.sql.points_tables import points_tables
 from raffle.adapters.sql.prize_repositories import (
@@ -21,14 +23,10 @@ from raffle.adapters.sql.prize_repositories import (
 )
 from raffle.adapters.sql.prize_tables import prize_tables
 from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
-from raffle.adapters.sql.shard_repositories import (
-    SqlOrderRepository,
-    SqlOutboxRepository,
-    SqlWinRepository,
-)
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
 from raffle.adapters.sql.topup_repositories import SqlTopUpRepository
 from raffle.adapters.sql.transaction import TransactionScope
+from raffle.adapters.sql.win_repositories import SqlWinRepository
 from raffle.service.ports import (
     AccessGrantRepository,
     CouponCodes,
