@@ -211,15 +211,17 @@ def raffle_cli(env: dict[str, str], *argv: str) -> None:
     print(f"  raffle {' '.join(argv)}: {done.stdout.strip()}")
 
 
-async def create_users_and_sessions(backend: Backend, users: int) -> list[str]:
+async def create_users_and_sessions(backend: Backend, users: int, visit: bool) -> list[str]:
     """`users` players created through the service layer (`create_user`) with a cheap argon2
     hasher, and a session for each written straight into the session store the server reads,
     as `login` does after the password check (login over HTTP is limited to 30 a minute per
-    address, with no setting to raise it)."""
+    address, with no setting to raise it). With `visit`, each has visited the activity
+    (`my_account`, as `GET .../account` does): its account is open with the welcome pack."""
     from raffle.adapters.passwords import PasswordHasher
     from raffle.bootstrap import bootstrap
     from raffle.domain.users import Session
     from raffle.service.auth import create_user, token_hash
+    from raffle.service.quotas import my_account
 
     raffle = bootstrap(backend.settings())
     cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)  # a real argon2id hash
@@ -234,6 +236,11 @@ async def create_users_and_sessions(backend: Backend, users: int) -> list[str]:
             await create_user(name, PASSWORD, False, raffle.uow(), cheap)
             token = secrets.token_urlsafe(32)
             await raffle.sessions.create(Session(name, False, expires), token_hash(token), ttl)
+            if visit:
+                await my_account(
+                    name, ACTIVITY, catalogue=raffle.catalogue, shards=raffle.shards,
+                    clock=raffle.clock,
+                )  # fmt: skip
         tokens.append(token)
 
     try:
@@ -491,9 +498,11 @@ def measured(
     phase: Callable[[], dict[str, Any]], server: Server
 ) -> tuple[dict[str, Any], dict[str, float]]:
     workers = server.worker_pids()
+    io_before = _worker_io(workers)
     before = CpuSnapshot.take(workers)
     result = phase()
     cpu = before.until(CpuSnapshot.take(workers), workers)
+    io_after = _worker_io(workers)
     # CPU per answered request, robust against other load on the machine (it slows the run
     # down, but does not change what one request costs).
     rps = max(result["rps"], 1e-9)
@@ -504,7 +513,31 @@ def measured(
         "database + redis servers": round(1000 * servers / rps, 2),
         "wrk": round(1000 * cpu.get("wrk", 0.0) / rps, 3),
     }
+    requests = max(result["requests"], 1)
+    result["workers_per_request"] = {
+        k: round(
+            (io_after[k] - io_before[k]) * (1000 / TICKS if k.endswith("ms") else 1) / requests, 3
+        )
+        for k in io_after
+    }
     return result, cpu
+
+
+def _worker_io(workers: list[int]) -> Counter[str]:
+    """The workers' user and system CPU, and their read and write syscalls (the kernel's
+    side of a loopback write, delivering it to the reader, is the writer's system time)."""
+    total: Counter[str] = Counter()
+    for pid in workers:
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            total["user ms"] += int(fields[11])
+            total["system ms"] += int(fields[12])
+            for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+                name, _, value = line.partition(": ")
+                if name in ("syscr", "syscw"):
+                    total[{"syscr": "read syscalls", "syscw": "write syscalls"}[name]] += int(value)
+    return total
 
 
 async def _server_counters(backend: Backend) -> dict[str, float]:
@@ -632,7 +665,7 @@ FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.*?)(?::(?P<line>\d+))?\)$")
 
 
 def start_profilers(
-    pids: list[int], seconds: float, out: Path, *, gil: bool
+    pids: list[int], seconds: float, out: Path, *, gil: bool, native: bool = False
 ) -> list[subprocess.Popen[bytes]]:
     """py-spy on each worker; with `gil`, only the thread holding the GIL is sampled, so the
     samples are where the Python CPU goes (waits and GIL-free C code are left out)."""
@@ -651,7 +684,8 @@ def start_profilers(
                 str(max(1, round(seconds))),
                 "--rate",
                 "100",
-                "--nonblocking",
+                # --native pauses the process per sample (py-spy refuses it with --nonblocking)
+                *(["--native"] if native else ["--nonblocking"]),
                 *(["--gil"] if gil else []),
                 "--full-filenames",
                 "--format",
@@ -865,7 +899,9 @@ def _count_asyncpg_direct(tally: Tally) -> None:
     """The statements the draw runs on asyncpg directly (pg_draw.py, pg_draw_batch.py, the
     stock claims): fetch, fetchrow, executemany (one round trip), and execute with arguments
     (SQLAlchemy's adapter runs its own through prepared statements, and execute without
-    arguments only for BEGIN and COMMIT, which its events count)."""
+    arguments only for its "BEGIN;" and "COMMIT;", which its events count), and the
+    BEGIN, COMMIT and ROLLBACK that the draw batches send on their own connections
+    (pg_lane.py)."""
     import asyncpg
 
     connection = asyncpg.Connection
@@ -886,6 +922,8 @@ def _count_asyncpg_direct(tally: Tally) -> None:
     async def counted_execute(self: Any, query: str, *args: Any, **kw: Any) -> Any:
         if args:
             tally.add(kind(query))
+        elif query in ("BEGIN", "COMMIT", "ROLLBACK"):
+            tally.add(f"db (lane): {query}")
         return await execute(self, query, *args, **kw)
 
     async def counted_executemany(self: Any, query: str, *args: Any, **kw: Any) -> Any:
@@ -1076,12 +1114,25 @@ def print_in_flight(concurrent: dict[str, Any]) -> None:
     )
 
 
+def print_cpu(name: str, cpu: dict[str, float], run: dict[str, Any]) -> None:
+    one = name.removesuffix("s")
+    print(f"cores used during {name}: " + ", ".join(f"{k} {v}" for k, v in cpu.items()))
+    if db := run.get("database_per_request"):
+        print(f"  database server per {one}: {db}")
+    per = run["cpu_ms_per_request"]
+    print(f"  CPU ms per {one} request: " + ", ".join(f"{k} {v}" for k, v in per.items()))
+    if io := run.get("workers_per_request"):
+        print(f"  workers per {one} request: {dict(io)}")
+
+
 def print_summary(report: dict[str, Any]) -> None:
     cfg = report["config"]
     print()
     print(
         f"== {cfg['backend']}: {cfg['databases']} database(s) x {cfg['shard_tables']} table(s), "
         f"redis {'yes' if cfg['redis'] else 'no'}, {cfg['workers']} worker(s), "
+        f"deliveries {cfg.get('deliveries', 'inline')}, "
+        f"first visits {cfg.get('first_visits', 'during')}, "
         f"{cfg['connections']} connections, {cfg['users']:,} users, {cfg['seconds']} s; "
         f"{cfg['git']}; machine busy before: {report.get('busy before draws')}"
         + (f"; PostgreSQL {', '.join(cfg['pg_set'])}" if cfg.get("pg_set") else "")
@@ -1105,14 +1156,7 @@ def print_summary(report: dict[str, Any]) -> None:
         )
     for name in ("draws", "health"):
         if cpu := report.get(f"cpu during {name}"):
-            print(f"cores used during {name}: " + ", ".join(f"{k} {v}" for k, v in cpu.items()))
-            if db := report[name].get("database_per_request"):
-                print(f"  database server per {name.removesuffix('s')}: {db}")
-            per = report[name]["cpu_ms_per_request"]
-            print(
-                f"  CPU ms per {name.removesuffix('s')} request: "
-                + ", ".join(f"{k} {v}" for k, v in per.items())
-            )
+            print_cpu(name, cpu, report[name])
     if errors := report.get("server errors"):
         print("server exceptions: " + json.dumps(errors, ensure_ascii=False))
     if check := report.get("integrity"):
@@ -1170,9 +1214,9 @@ def parse_args() -> argparse.Namespace:
         "--pool-size",
         type=int,
         default=0,
-        help="RAFFLE_POOL_SIZE for the server (overflow: up to 30 per pool); 16 keeps open "
-        "the connections 64 requests hold (2 workers x 3 pools x 16 = 96: only on a server "
-        "nobody else uses, PostgreSQL allows 100), so none are opened and closed per draw; "
+        help="RAFFLE_POOL_SIZE for the server (overflow: up to 30 per pool); on PostgreSQL "
+        "the draws hold no pool connection (their lanes and the stock claims keep their own, "
+        "pg_lane.py): the pools serve first visits, replays and the other endpoints; "
         "0 (default) leaves the server's default (10)",
     )
     parser.add_argument(
@@ -1184,6 +1228,24 @@ def parse_args() -> argparse.Namespace:
         "(repeatable), e.g. commit_delay=200 commit_siblings=2",
     )
     parser.add_argument("--no-redis", action="store_true", help="postgres/mariadb without Redis")
+    parser.add_argument(
+        "--deliveries",
+        choices=["worker", "inline"],
+        help="worker (default with Redis): the production layout, RAFFLE_BROKER_URL set, so the "
+        "server only draws and `raffle worker` delivers (none runs during the bench: the wins "
+        "wait in the outbox, as at a peak; bench/delivery_rate.py measures delivering); "
+        "inline (default otherwise): the server also delivers, in-process",
+    )
+    parser.add_argument(
+        "--first-visits",
+        choices=["before", "during"],
+        default="before",
+        help="before (default): every user's account is opened (welcome pack) as the users are "
+        "made, so the run measures steady draws; during: each user's first draw opens it, in "
+        "the warm-up or the measured run (a launch: first visits leave the batch and commit "
+        "alone)",
+    )
+    parser.add_argument("--broker-url", default="amqp://guest:guest@127.0.0.1:5672/")
     parser.add_argument("--users", type=int, default=2000)
     parser.add_argument(
         "--workers",
@@ -1204,6 +1266,11 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="py-spy every non-idle thread, not only the GIL holder",
     )
+    parser.add_argument(
+        "--native",
+        action="store_true",
+        help="py-spy --native: Cython and C frames too (else counted as their caller's self time)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers here")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir and databases")
     parser.add_argument("--tmpdir", type=Path, help="where the temp dir (and SQLite file) goes")
@@ -1217,6 +1284,8 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if args.workers is None:
         args.workers = 1 if args.backend == "embedded" or args.no_redis else 2
+    if args.deliveries is None:
+        args.deliveries = "inline" if args.backend == "embedded" or args.no_redis else "worker"
     if args.backend == "embedded" and args.shards == 2 and "--shards" not in sys.argv:
         args.shards = 1  # the embedded default is one SQLite file
     if args.backend == "embedded" and "--tables" not in sys.argv:
@@ -1253,7 +1322,9 @@ def profiled(
     Leaves worker-N.txt (collapsed stacks) and worker-N.speedscope.json in --profile DIR."""
     print(f"draws under py-spy {args.profile_seconds:g} s -> {args.profile}")
     pids = server.worker_pids()
-    spies = start_profilers(pids, args.profile_seconds, args.profile, gil=not args.profile_all)
+    spies = start_profilers(
+        pids, args.profile_seconds, args.profile, gil=not args.profile_all, native=args.native
+    )
     load = draw_load(server, args, tokens, args.profile_seconds + 1, "profile")
     for spy in spies:
         _, err = spy.communicate(timeout=60)
@@ -1283,6 +1354,8 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     env.update(backend.env())
     env["RAFFLE_DRAWS_PER_SECOND"] = "1000000"  # the per-user limit must not interfere
     env["RAFFLE_LOAD_DEMO"] = "false"
+    if args.deliveries == "worker":
+        env["RAFFLE_BROKER_URL"] = _loopback(args.broker_url)
     if args.pool_size:  # pools the connections each worker keeps (settings.py)
         env["RAFFLE_POOL_SIZE"] = str(args.pool_size)
         env["RAFFLE_POOL_OVERFLOW"] = str(max(0, 30 - args.pool_size))
@@ -1293,6 +1366,8 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
             "shard_tables": backend.shard_tables,
             "redis": backend.redis_url is not None,
             "workers": args.workers,
+            "deliveries": args.deliveries,
+            "first_visits": args.first_visits,
             "pg_set": args.pg_set,
             "pool_size": args.pool_size,
             "connections": args.connections,
@@ -1309,7 +1384,14 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     raffle_cli(env, "load", str(CAMPAIGN))
     tokens = tmp / "tokens.txt"
     started = time.monotonic()
-    tokens.write_text("\n".join(asyncio.run(create_users_and_sessions(backend, args.users))) + "\n")
+    tokens.write_text(
+        "\n".join(
+            asyncio.run(
+                create_users_and_sessions(backend, args.users, args.first_visits == "before")
+            )
+        )
+        + "\n"
+    )
     print(f"  {args.users:,} users and sessions in {time.monotonic() - started:.1f} s")
     server = start_server(env, args.workers, tmp)
     answered = 0

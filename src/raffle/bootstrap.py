@@ -87,6 +87,8 @@ class Raffle:
         await self.broker.close()
         if self.redis is not None:
             await self.redis.aclose()
+        if self.shards.batches is not None:
+            await self.shards.batches.close()
         for engine in self.engines:
             await engine.dispose()
 

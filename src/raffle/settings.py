@@ -38,7 +38,9 @@ class Settings(BaseSettings):
     # keeps needing them starts and ends server connections all the time: on PostgreSQL a
     # backend process each, whose CPU no worker shows (bench/README.md). Size pool_size to
     # the requests a process has in flight, with processes x pools x (pool_size +
-    # pool_overflow) under the server's max_connections.
+    # pool_overflow) under the server's max_connections. On PostgreSQL each process also
+    # keeps, outside the pools, a connection per database for its draws in batches and
+    # one for stock claims (adapters/sql/pg_lane.py): 1 + databases more.
     pool_size: int = 10
     pool_overflow: int = 20
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from raffle.entrypoints.http.app import create_app
 from raffle.entrypoints.http.routes import player
@@ -251,6 +252,28 @@ async def test_the_direct_draw_route_answers_as_fastapis_route_does(api: Api) ->
         assert first.headers["Idempotent-Replayed"] == "true"
     for path, code in [("/api/activities/x/draws", 422), ("/api/activities/-1/draws", 404)]:
         assert (await api.client.post(path, headers=alice)).status_code == code, path
+    refused = await api.client.put(f"/api/activities/{ACTIVITY}/draws", headers=alice)
+    assert (refused.status_code, refused.json()["code"]) == (405, "method_not_allowed")
+
+
+async def test_an_unexpected_error_in_a_draw_answers_500_and_is_raised_to_the_server(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The draw's own short stack (front_door.py) keeps what FastAPI's did: a plain 500 for
+    # the client, and the error raised on for the server to log.
+    alice = await api.login("pia")
+
+    async def broken(key: str, limit: int, window_seconds: int) -> int:
+        raise RuntimeError("the limiter broke")
+
+    monkeypatch.setattr(api.raffle.limiter, "hit", broken)
+    with pytest.raises(RuntimeError, match="the limiter broke"):
+        await api.client.post(f"/api/activities/{ACTIVITY}/draws", headers=alice)
+    app = create_app(api.raffle, scheduler=False)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://raffle.test") as c:
+        answer = await c.post(f"/api/activities/{ACTIVITY}/draws", headers=alice)
+    assert (answer.status_code, answer.text) == (500, "Internal Server Error")
 
 
 async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(api: Api) -> None:

@@ -226,3 +226,45 @@ async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_gi
     wins = await wins_in_database(raffle)
     assert wins == len([plug, twin, *others]) + 1 + len(others)  # opening, plug, batch
     assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK - wins
+
+
+# The lanes' own connections (pg_lane.py) sit idle between batches after a COMMIT (or a
+# ROLLBACK) sent as such; SQLAlchemy's adapter sends "COMMIT;".
+_LANE_CONNECTIONS = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+    "AND state = 'idle' AND query IN ('COMMIT', 'ROLLBACK')"
+)
+
+
+async def lane_connections(raffle: Raffle) -> list[int]:
+    async with raffle.engines[0].connect() as connection:
+        return list((await connection.execute(text(_LANE_CONNECTIONS))).scalars())
+
+
+async def test_draws_go_on_after_the_lanes_connection_was_lost(raffle: Raffle) -> None:
+    users = users_of_lane_0(raffle, 6)
+    await opened(raffle, users)
+    (lost,) = await lane_connections(raffle)  # one batch in flight at a time: one connection
+    async with raffle.engines[0].connect() as connection:
+        await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": lost})
+
+    # Lost (found closed, or failing its BEGIN: the draws then run alone), and replaced.
+    results = await asyncio.gather(*(one(raffle, Draw(u, ACTIVITY)) for u in users))
+
+    assert [r.draw_count for r in results] == [2] * len(users)
+    assert [await chances_left(raffle, u) for u in users] == [18] * len(users)
+    await opened(raffle, users)
+    assert len(fresh := await lane_connections(raffle)) == 1
+    assert fresh != [lost]
+
+
+async def test_closing_the_raffle_closes_the_lanes_connections(raffle: Raffle) -> None:
+    await opened(raffle, users_of_lane_0(raffle, 3))
+    assert len(await lane_connections(raffle)) == 1
+
+    await batches(raffle).close()
+
+    async def gone() -> bool:
+        return not await lane_connections(raffle)
+
+    await until(gone)

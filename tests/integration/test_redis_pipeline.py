@@ -114,3 +114,23 @@ async def test_a_redis_restart_mid_load_fails_only_the_batches_that_met_it(
     finally:
         redis_server.start()
         await redis.aclose()
+
+
+async def test_a_round_trip_past_the_socket_timeout_fails_its_batch_and_the_next_goes_on(
+    redis_url: str, prefix: str
+) -> None:
+    # One timer covers a round trip (the write and every reply): BLPOP holds the reply past
+    # the client's socket timeout, so the batch fails as redis-py's own timeouts do, the
+    # connection with its unread reply is dropped, and the next batch gets a fresh one.
+    pool = BlockingConnectionPool.from_url(redis_url, max_connections=5, socket_timeout=0.2)
+    redis = Redis.from_pool(pool)
+    commands = SharedPipeline(redis)
+    try:
+        stuck = commands.execute("BLPOP", prefix + "never", 1)
+        alongside = commands.execute("INCR", prefix + "n")
+        replies = await asyncio.gather(stuck, alongside, return_exceptions=True)
+        assert [type(reply) for reply in replies] == [RedisTimeoutError, RedisTimeoutError]
+        assert await commands.execute("SET", prefix + "k", "v") is True  # a fresh connection
+        assert await commands.execute("GET", prefix + "k") == b"v"  # nobody else's reply
+    finally:
+        await redis.aclose()

@@ -91,3 +91,24 @@ async def test_a_batch_that_raises_fails_each_of_its_items_and_the_next_still_go
     with pytest.raises(ConnectionError):
         await group.submit("a")
     assert await group.submit("b") == "b"
+
+
+class Gated:
+    """Like Recorder, with a gate per batch: each batch is held until its own gate opens."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.gates: list[asyncio.Event] = []
+
+    async def __call__(self, items: Sequence[str]) -> list[str | Exception]:
+        self.batches.append(list(items))
+        gate = asyncio.Event()
+        self.gates.append(gate)
+        await gate.wait()
+        return [i * 2 for i in items]
+
+
+async def submitted(group: GroupCommit[str, str], items: list[str]) -> list[asyncio.Task[str]]:
+    tasks = [asyncio.create_task(group.submit(i)) for i in items]
+    await settle()
+    return tasks

@@ -17,7 +17,6 @@ twin recorded meanwhile), its stock given back first.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Sequence
 from functools import partial
 
@@ -35,23 +34,36 @@ from raffle.service.group_commit import GroupCommit
 from raffle.service.ports import DrawBatch, DrawBatches, Shards
 
 Answer = DrawResult | None  # None: the draw leaves the batch, to run alone
-Lanes = dict[int, GroupCommit[Attempt, Answer]]
 
-# The batches in flight per database, for each set of shards (one per process in a server).
-_lanes: weakref.WeakKeyDictionary[DrawBatches, Lanes] = weakref.WeakKeyDictionary()
+
+class DrawLanes:
+    """The draws waiting and in flight on each lane (shard database) of one set of batches:
+    a group commit per lane, made at its first draw. Its owner is the batches themselves
+    (`DrawBatches.lanes`, set at their first draw), so the lanes live and go with them."""
+
+    def __init__(self, batches: DrawBatches) -> None:
+        self._batches = batches
+        self._lanes: dict[int, GroupCommit[Attempt, Answer]] = {}
+
+    def of(self, user_id: str) -> GroupCommit[Attempt, Answer]:
+        lane = self._batches.lane(user_id)
+        if (group := self._lanes.get(lane)) is None:
+            # One draw per user in a batch: one user's draws take turns, as their account row
+            # lock makes them do anyway, and no row is written twice by one statement.
+            together = partial(_together, self._batches, lane)
+            group = self._lanes[lane] = GroupCommit(together, size=self._batches.size, key=_user)
+        return group
+
+
+def lanes_of(batches: DrawBatches) -> DrawLanes:
+    """The batches' lanes, made at their first draw."""
+    if not isinstance(batches.lanes, DrawLanes):
+        batches.lanes = DrawLanes(batches)
+    return batches.lanes
 
 
 async def draw_in_batch(attempt: Attempt, shards: Shards, batches: DrawBatches) -> DrawResult:
-    lanes = _lanes.setdefault(batches, {})
-    lane = batches.lane(attempt.cmd.user_id)
-    if (group := lanes.get(lane)) is None:
-        # One draw per user in a batch: one user's draws take turns, as their account row
-        # lock makes them do anyway, and no row is written twice by one statement.
-        # By weak reference: the lanes are the value of `batches` in _lanes, and must not
-        # keep it alive.
-        together = partial(_together, weakref.proxy(batches), lane)
-        group = lanes[lane] = GroupCommit(together, size=batches.size, key=_user)
-    answer = await group.submit(attempt)
+    answer = await lanes_of(batches).of(attempt.cmd.user_id).submit(attempt)
     return answer if answer is not None else await draw_alone(attempt, shards)
 
 

@@ -58,9 +58,13 @@ def error_columns() -> list[Column[str]]:
     ]
 
 
-def define(index: int, metadata: MetaData, *, errors: bool = True) -> ShardTables:
-    """The shard tables of one index; without the award record's error columns as
-    migration 0002 made them (0006 adds them)."""
+def define(
+    index: int, metadata: MetaData, *, errors: bool = True, wins_by_user: bool = False
+) -> ShardTables:
+    """The shard tables of one index; as migration 0002 made them with `errors=False`
+    (0006 adds the award record's error columns) and `wins_by_user=True` (0008 drops the
+    award record's index by user: nothing looks a user's wins up by it, they are found
+    through the user's orders, and every draw paid for its upkeep)."""
     n = f"{index:03d}"
     return ShardTables(
         quota_account=Table(
@@ -130,8 +134,8 @@ def define(index: int, metadata: MetaData, *, errors: bool = True) -> ShardTable
             Column("state", String(16), nullable=False),
             Column("created_at", UtcDateTime, nullable=False),
             *(error_columns() if errors else ()),
-            Index(None, "user_id", "activity_id", "order_id"),
-            Index(None, "strategy_id", "award_id"),
+            *([Index(None, "user_id", "activity_id", "order_id")] if wins_by_user else []),
+            Index(None, "strategy_id", "award_id"),  # the count of a prize's wins (reconcile)
         ),
         outbox=Table(
             f"outbox_{n}",

@@ -10,13 +10,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import Insert, and_, delete, func, or_, select
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.pg_lane import LaneConnections
 from raffle.adapters.sql.tables import stock_claim
 from raffle.service.group_commit import GroupCommit
 
@@ -49,11 +49,15 @@ def _insert_or_ignore(dialect: Dialect, row: dict[str, object]) -> Insert:
 # none of SQLAlchemy's per-statement work (building the INSERT, its cache key, the greenlet
 # bridge): about a third of a claim's CPU. The claims made while one is in flight go
 # together (group commit: a batch of draws takes its stock all at once), as arrays; the
-# rows that went in come back. Our own names only; values are parameters.
+# rows that went in come back. The arrays reach `unnest` through a subquery the planner
+# keeps (OFFSET 0), which hides their lengths: the generic plan is then chosen, instead of
+# planning anew at every claim (see pg_draw_batch_sql._unnest). Our own names only; values
+# are parameters.
 _PG_CLAIMS = (
     f"INSERT INTO {stock_claim.name} (strategy_id, award_id, slot, order_id, created_at) "  # noqa: S608
-    "SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::varchar[], $5::timestamp[]) "
-    "ON CONFLICT DO NOTHING RETURNING strategy_id, award_id, slot, order_id"
+    "SELECT x.* FROM (SELECT $1::bigint[], $2::bigint[], $3::int[], $4::varchar[], "
+    "$5::timestamp[] OFFSET 0) AS p(a0, a1, a2, a3, a4), unnest(p.a0, p.a1, p.a2, p.a3, p.a4) "
+    "AS x ON CONFLICT DO NOTHING RETURNING strategy_id, award_id, slot, order_id"
 )
 SlotClaim = tuple[int, int, int, str, datetime]  # strategy, award, slot, order id, naive UTC time
 
@@ -67,14 +71,10 @@ class SqlStockClaims:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
-        # A claim is one statement: on PostgreSQL it runs without BEGIN and COMMIT, two
-        # round trips fewer (asyncpg's autocommit is a flag; asyncmy's would cost a SET).
-        self._single = (
-            engine.execution_options(isolation_level="AUTOCOMMIT")
-            if engine.dialect.name == "postgresql"
-            else engine
-        )
-        self._asyncpg = engine.dialect.driver == "asyncpg"
+        # On PostgreSQL (always asyncpg) a claim is one statement in autocommit (no BEGIN and
+        # COMMIT), on a connection kept open between claims, outside SQLAlchemy's pool (no
+        # checkout and reset each).
+        self._raw = LaneConnections(engine) if engine.dialect.driver == "asyncpg" else None
         # One claim of a slot per batch: a second (after Redis lost its data) goes next.
         self._batches = GroupCommit(self._claim_asyncpg, size=256, key=lambda c: c[:3])
 
@@ -84,7 +84,7 @@ class SqlStockClaims:
         """Record that `order_id` holds `slot`; False if the slot is held already."""
         if len(order_id) > ORDER_ID_LENGTH:
             raise ValueError(f"order id longer than {ORDER_ID_LENGTH} characters: {order_id!r}")
-        if self._asyncpg:
+        if self._raw is not None:
             return await self._batches.submit((strategy_id, award_id, slot, order_id, _naive(at)))
         row: dict[str, object] = {
             "strategy_id": strategy_id,
@@ -93,17 +93,20 @@ class SqlStockClaims:
             "order_id": order_id,
             "created_at": at,
         }
-        async with self._single.begin() as connection:
+        async with self._engine.begin() as connection:
             result = await connection.execute(_insert_or_ignore(connection.dialect, row))
         return result.rowcount == 1
 
     async def _claim_asyncpg(self, claims: Sequence[SlotClaim]) -> list[bool]:
-        # Run outside any transaction of SQLAlchemy's (it begins lazily, at its first
-        # statement, and none is run here): asyncpg then commits the statement by itself.
-        async with self._engine.connect() as connection:
-            raw: Any = (await connection.get_raw_connection()).driver_connection
-            columns = [list(column) for column in zip(*claims, strict=True)]
-            rows = await raw.fetch(_PG_CLAIMS, *columns)
+        assert self._raw is not None, "claims on asyncpg only"
+        columns = [list(column) for column in zip(*claims, strict=True)]
+        connection = await self._raw.acquire()
+        done = False
+        try:
+            rows = await connection.fetch(_PG_CLAIMS, *columns)
+            done = True
+        finally:  # a statement cut short or failed: the connection goes, to be safe
+            await self._raw.release(connection, reusable=done)
         made = {tuple(row) for row in rows}
         return [claim[:4] in made for claim in claims]
 

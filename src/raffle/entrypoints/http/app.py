@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
 from raffle.entrypoints.http import problems
+from raffle.entrypoints.http.front_door import FrontDoor
 from raffle.entrypoints.http.routes import (
     admin,
     auth,
@@ -41,7 +42,8 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
                 with contextlib.suppress(asyncio.CancelledError):
                     await running
 
-    app = FastAPI(
+    app = FrontDoor(
+        fast_route=player.DRAW_ROUTE,  # the hot route, by its own short stack
         title="raffle",
         version="0.1.0",
         summary="Marketing raffles with exact, published odds and no oversell.",

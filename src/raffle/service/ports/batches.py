@@ -48,9 +48,16 @@ class DrawBatches(Protocol):
     size: int  # the most draws in one batch
     sizes: Counter[int]  # batches begun so far, by their size
     failed: int  # batches rolled back on an error (their draws ran again alone)
+    # The service's draws waiting and in flight per lane (draw_batch.DrawLanes), kept here so
+    # that they live exactly as long as the batches they use; None until set.
+    lanes: object
 
     def lane(self, user_id: str) -> int:
         """The lane of the database that holds `user_id`'s rows."""
         ...
 
     def begin(self, lane: int) -> DrawBatch: ...
+
+    async def close(self) -> None:
+        """Close the connections the lanes keep between batches."""
+        ...

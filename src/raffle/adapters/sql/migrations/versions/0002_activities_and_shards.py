@@ -34,7 +34,8 @@ SHARD_TABLES = ("quota_account", "quota_day", "quota_month", "top_up_order", "ra
 
 def _tables() -> list[sa.Table]:
     def shard(index: int, metadata: sa.MetaData) -> list[sa.Table]:
-        return [t for t in define(index, metadata, errors=False).all if t.name[:-4] in SHARD_TABLES]
+        made = define(index, metadata, errors=False, wins_by_user=True)
+        return [t for t in made.all if t.name[:-4] in SHARD_TABLES]
 
     config = [tables.metadata.tables[name] for name in CONFIG_TABLES]
     return new_tables.of_revision(config, shard)
