@@ -24,6 +24,7 @@ from raffle.service import ids
 from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Claim, PrizeStock, Shards, ShardUnitOfWork
+from raffle.service.quotas import welcome_first
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +119,7 @@ async def _consume(
     if account is None and welcome is not None:
         # A first visit opens the account with the welcome pack; if a concurrent request
         # opened it first, this one still draws from it.
-        await uow.quotas.open(user_id, activity.id, welcome)
+        await welcome_first(uow, user_id, activity, welcome, now)
         account = await uow.quotas.consume(user_id, activity.id, day, month)
     return account
 
