@@ -22,6 +22,7 @@ from playwright.sync_api import (
     Page,
     Playwright,
     ViewportSize,
+    expect,
     sync_playwright,
 )
 
@@ -34,6 +35,12 @@ SCREENSHOTS = Path(__file__).parents[2] / "artifacts" / "screenshots"
 PHONE: ViewportSize = {"width": 375, "height": 812}
 DESKTOP: ViewportSize = {"width": 1280, "height": 900}
 PASSWORD = "correct horse battery"
+# How long an action or an expect() waits for the page. Expect's own default, 5 s, is less
+# than the pages take on a slow machine to show what they read again by themselves: my
+# prizes are read again 0.5, 1.5, 3.5 and 7.5 s after a draw, so a delivery done after the
+# read at 3.5 s shows at 7.5 s; the console's live view, every 3 s and then its five reads.
+WAIT_MS = 15_000
+expect.set_options(timeout=WAIT_MS)
 # Without the networking flags Chromium reaches for Google's hosts, which this machine refuses.
 FLAGS = [
     "--no-sandbox",
@@ -178,7 +185,7 @@ def _open(
     chromium: Browser, opened: list[Tab], url: str, viewport: ViewportSize, time_zone: str | None
 ) -> Tab:
     context = chromium.new_context(viewport=viewport, timezone_id=time_zone)
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(WAIT_MS)
     tab = Tab(context.new_page())
 
     def record(message: ConsoleMessage) -> None:

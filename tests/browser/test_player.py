@@ -175,6 +175,9 @@ def test_a_double_click_draws_once(demo_server: Server, tab: OpenTab) -> None:
     assert len(history["draws"]) == 1
     expect(page.get_by_test_id("board")).to_have_attribute("data-draws", "1")
     _no_sideways_scroll(page)
+    # The page reads its prizes again until the one won is delivered: a read still in flight
+    # when the session ends is refused, a 401 in the console. Delivered, it reads no more.
+    expect(page.get_by_test_id("my-prize")).to_have_attribute("data-state", "completed")
     page.get_by_test_id("logout").click()
     expect(page.get_by_test_id("login")).to_be_visible()
     assert httpx.get(f"{demo_server.url}/api/auth/me", headers=auth).status_code == 401

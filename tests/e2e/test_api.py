@@ -7,9 +7,11 @@ import asyncio
 import httpx
 import pytest
 
+from raffle.adapters.rate_limits import MemoryRateLimiter
 from raffle.entrypoints.http.app import create_app
 from raffle.entrypoints.http.routes import player
 from tests.e2e.conftest import ACTIVITY, DEMO, Api
+from tests.unit.fakes import FakeClock
 
 PROBLEM = "application/problem+json"
 
@@ -276,9 +278,14 @@ async def test_an_unexpected_error_in_a_draw_answers_500_and_is_raised_to_the_se
     assert (answer.status_code, answer.text) == (500, "Internal Server Error")
 
 
-async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(api: Api) -> None:
+async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     auth = await api.login("pete")
     api.raffle.settings = api.raffle.settings.model_copy(update={"draws_per_second": 2})
+    # The limiter's clock stands still: the three draws fall in one second of it however slow
+    # they are (on the real clock, draws slow enough let the window end before the third).
+    monkeypatch.setattr(api.raffle, "limiter", MemoryRateLimiter(FakeClock()))
     path = f"/api/activities/{ACTIVITY}/draws"
     answers = [await api.client.post(path, headers=auth) for _ in range(3)]
     assert [a.status_code for a in answers] == [201, 201, 429]

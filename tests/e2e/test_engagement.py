@@ -6,18 +6,29 @@ with 5 points; SKU 9011 costs 100 points.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from tests.e2e.conftest import ACTIVITY, Api
+from tests.unit.fakes import FakeClock
 
 PROBLEM = "application/problem+json"
 SIGN_IN = f"/api/activities/{ACTIVITY}/sign-in"
 CALENDAR = f"/api/activities/{ACTIVITY}/sign-ins"
+NOON = datetime(2026, 11, 21, 4, tzinfo=UTC)  # 12:00 in the activity's zone (+8)
+
+
+@pytest.fixture(autouse=True)
+def _at_noon(api: Api) -> None:
+    """On the real clock a test across the activity's midnight (16:00 UTC) signs in on two
+    days: the second sign-in of the day rebates again."""
+    api.raffle.clock = FakeClock(NOON)
 
 
 def _today() -> datetime:
-    return datetime.now(ZoneInfo("Asia/Shanghai"))
+    return NOON.astimezone(ZoneInfo("Asia/Shanghai"))
 
 
 async def _share(api: Api, user: str, times: int) -> None:

@@ -56,7 +56,10 @@ async def _state(raffle: Raffle, user: str) -> tuple[int, int, int, int]:
 
 
 async def test_a_hundred_sign_ins_at_once_rebate_once(build: Build) -> None:
-    raffle = await build(rebating(), None)
+    # At a fixed noon in the activity's zone: on the real clock a burst across its midnight
+    # signs in on two days, and rebates twice.
+    clock = SettableClock(datetime(2026, 11, 21, 4, 0, tzinfo=UTC))  # 12:00 +8
+    raffle = await build(rebating(now=clock.current), clock)
     results = await asyncio.gather(*(_sign_in(raffle, "eager") for _ in range(100)))
     assert sum(r.granted for r in results) == 1
     assert len({r.order.order_id for r in results}) == 1

@@ -73,10 +73,13 @@ async def test_the_wal_is_checkpointed_in_a_thread(
     engine: AsyncEngine, path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sqlite_connection, "CHECKPOINT_SECONDS", 0.0)
+    ended = _checkpoints_ended(monkeypatch)
     for award_id in range(1, 4):
         async with transaction(engine) as connection:
             await connection.execute(insert(award).values(_award(award_id)))
-        await asyncio.sleep(0.2)  # the checkpoint after this commit ends in its thread
+        # The checkpoint this commit started ends in its thread before the next commit: one
+        # still running then would let that commit start none.
+        await asyncio.wait_for(ended.get(), 60)
     # The database file alone, without its WAL, holds what was checkpointed.
     main = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
     try:
@@ -114,6 +117,20 @@ async def test_a_steady_writer_starts_the_wal_over(
         award_id += 1
         await write(award_id)
     assert _wal_salt(path) != first, f"the WAL never restarted in {award_id} transactions"
+
+
+def _checkpoints_ended(monkeypatch: pytest.MonkeyPatch) -> asyncio.Queue[None]:
+    """A queue that gets an item as each checkpoint in a thread ends, once the next commit
+    may start another."""
+    ended: asyncio.Queue[None] = asyncio.Queue()
+    done = sqlite_connection.Checkpoints._done
+
+    def noted(self: sqlite_connection.Checkpoints, future: asyncio.Future[int]) -> None:
+        done(self, future)
+        ended.put_nowait(None)
+
+    monkeypatch.setattr(sqlite_connection.Checkpoints, "_done", noted)
+    return ended
 
 
 def _wal_salt(path: Path) -> bytes:
