@@ -1,6 +1,7 @@
 """A TCP relay to a server, whose connections can be held as a link that stopped carrying the
 client's bytes: what the client sends on them is dropped, as by a broker that no longer reads
-them, while a connection closed on one side is still closed on the other."""
+them, while a connection closed on one side is still closed on the other; or stalled: not
+even read."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class Relay:
         self._server_url = URL(url)
         self._held: set[asyncio.StreamWriter] = set()  # towards the server
         self._writers: list[asyncio.StreamWriter] = []
+        self._clients: list[asyncio.StreamWriter] = []  # back to the clients
         self._links: set[asyncio.Task[Any]] = set()
         self.url = ""
 
@@ -34,14 +36,22 @@ class Relay:
         await self._listening.wait_closed()
 
     def hold(self) -> None:
-        """The connections open now carry nothing more to the server; later ones do."""
+        """The connections open now carry nothing more to the server (what the client sends
+        is read and dropped); later ones do."""
         self._held.update(self._writers)
+
+    def stall(self) -> None:
+        """What the clients send on the connections open now is not even read: it piles up
+        in their sockets, as towards a peer that stopped reading."""
+        for client in self._clients:
+            cast(asyncio.Transport, client.transport).pause_reading()
 
     async def _link(self, client: asyncio.StreamReader, back: asyncio.StreamWriter) -> None:
         self._links.add(cast(asyncio.Task[Any], asyncio.current_task()))
         host, port = self._server_url.host, self._server_url.port
         server, to = await asyncio.open_connection(host, port)
         self._writers += [back, to]
+        self._clients.append(back)
         await asyncio.gather(self._pump(client, to), self._pump(server, back))
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -19,7 +19,7 @@ from aiormq.abc import ChannelFrame, DeliveredMessage
 from pamqp.common import FieldTable
 
 from raffle.adapters.broker.rabbit_acks import Acks
-from raffle.adapters.broker.rabbit_connection import CuttableConnection
+from raffle.adapters.broker.rabbit_connection import CuttableConnection, finished_within
 from raffle.adapters.broker.rabbit_frames import publish_frames
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
@@ -150,15 +150,15 @@ class RabbitBroker:
         out again, and the next consume or publish connects afresh rather than on a
         connection that stopped answering."""
         try:
-            async with asyncio.timeout(self._timeout):
-                await channel.close()
-        except TimeoutError:
-            log.warning("a consumer's channel did not close in time; dropping its connection")
-            if self._connection is connection:
-                self._connection, self._publishing = None, None
-            await connection.close_within(self._timeout)
+            if await finished_within(self._timeout, channel.close()):
+                return
         except Exception:  # failing, not hanging: the channel is gone, nothing is held
             log.debug("closing a consumer's channel failed", exc_info=True)
+            return
+        log.warning("a consumer's channel did not close in time; dropping its connection")
+        if self._connection is connection:
+            self._connection, self._publishing = None, None
+        await connection.close_within(self._timeout)
 
     async def _confirming(self) -> aiormq.Channel:
         # One confirming channel for every publish: made once, however many publishes

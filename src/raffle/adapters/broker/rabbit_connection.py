@@ -5,11 +5,34 @@ the connection lives; a close it never answers would strand them until the proce
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 import aio_pika
 from aiormq.connection import TCPTransportFactory, TLSTransportFactory, TransportFactory
 from yarl import URL
+
+_CLOSING: set[asyncio.Future[None]] = set()  # closes still running, kept from the collector
+
+
+async def finished_within(seconds: float, close: Awaitable[None]) -> bool:
+    """Whether `close` finished within `seconds` (raising what it raised). Past them it is
+    left running, not cancelled: aiormq's close waits for its writer, and the writer for the
+    socket's last bytes, whatever cancels it; a cut socket ends it."""
+    closing = asyncio.ensure_future(close)
+    _CLOSING.add(closing)
+    closing.add_done_callback(_closed)
+    await asyncio.wait([closing], timeout=seconds)
+    if closing.done():
+        closing.result()
+        return True
+    return False
+
+
+def _closed(closing: asyncio.Future[None]) -> None:
+    _CLOSING.discard(closing)
+    if not closing.cancelled():
+        closing.exception()  # retrieved: a close that failed after nobody waited for it
 
 
 class Sockets(TransportFactory):
@@ -35,16 +58,12 @@ class CuttableConnection(aio_pika.RobustConnection):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._sockets = Sockets()
-        self.kwargs["transport_factory"] = self._sockets  # handed to aiormq at each connect
+        self.sockets = Sockets()
+        self.kwargs["transport_factory"] = self.sockets  # handed to aiormq at each connect
 
     async def close_within(self, seconds: float) -> None:
         """Closed, or after `seconds` cut: the socket aborted, so the broker sees the
-        connection lost and gives out again what it had given it. close() has stopped the
-        reconnecting (first thing it does) before it can time out, so the cut is final."""
-        try:
-            async with asyncio.timeout(seconds):
-                await self.close()
-        except TimeoutError:
-            if self._sockets.transport is not None:
-                self._sockets.transport.abort()
+        connection lost and gives out again what it had given it. close() stops the
+        reconnecting first thing, so the cut is final."""
+        if not await finished_within(seconds, self.close()) and self.sockets.transport:
+            self.sockets.transport.abort()
