@@ -68,8 +68,10 @@ async def test_a_connection_whose_peer_stopped_reading_is_cut_past_the_bound(
         full = asyncio.Event()
 
         async def flood() -> None:
-            while True:  # until the socket's buffers are full: then a publish waits
-                message = aio_pika.Message(b"x" * 100_000)
+            # Until the socket's buffers are full. Smaller than the writer's high-water mark
+            # (64 KiB), so a publish still returns once bytes are left waiting, to see them.
+            while True:
+                message = aio_pika.Message(b"x" * 10_000)
                 await channel.default_exchange.publish(message, routing_key="nowhere")
                 if transport.get_write_buffer_size() > 0:  # what the kernel takes no more
                     full.set()
