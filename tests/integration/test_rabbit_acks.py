@@ -1,6 +1,7 @@
 """Consumers acknowledge in bulk (one multiple=True frame for many messages): against a real
 RabbitMQ, every message handled is acknowledged, and a rejected one in between is given
-out again and not swept up by the acknowledgement of the messages after it."""
+out again and not swept up by the acknowledgement of the messages after it; one never
+acknowledged is given out again even when its consumer's channel will not close."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from raffle.adapters.broker.rabbit import NotConfirmed, RabbitBroker
 from raffle.domain.draws import OutboxMessage
 from raffle.service.ports import dead_letters
+from tests.integration.relay import Relay
 
 MESSAGES = 300
 
@@ -180,3 +182,36 @@ async def test_a_message_of_a_relay_of_before_keeps_its_key(rabbitmq_url: str) -
     finally:
         await broker.close()
         await _delete(rabbitmq_url, topic, dead_letters(topic))
+
+
+async def test_a_consumer_whose_channel_close_goes_unanswered_gives_its_messages_back(
+    rabbitmq_url: str,
+) -> None:
+    """The broker keeps a channel's unacknowledged messages while the channel lives. A
+    consumer stopped mid-message whose channel's close is never answered: past the bound
+    its connection is dropped (cut), so the broker gives the message out again, here to
+    the consumer started next, as the worker does, on a fresh connection."""
+    topic = f"stuck.{uuid.uuid4().hex[:8]}"
+    sent = OutboxMessage("m-stuck", topic, "k", "{}", datetime(2026, 11, 22, 3, 4, 5, tzinfo=UTC))
+    given: asyncio.Queue[OutboxMessage] = asyncio.Queue()
+
+    async def never_returns(message: OutboxMessage) -> None:
+        await given.put(message)
+        await asyncio.Event().wait()  # never acknowledged
+
+    async with Relay(rabbitmq_url) as relay:
+        broker = RabbitBroker(relay.url, topics=[topic], attempts=5, timeout=1)
+        try:
+            await broker.publish(sent)
+            consumer = asyncio.create_task(broker.consume(topic, never_returns))
+            assert await asyncio.wait_for(given.get(), 30) == sent
+            relay.hold()  # the broker hears nothing more on this connection
+            consumer.cancel()
+            await asyncio.gather(consumer, return_exceptions=True)
+            again = asyncio.create_task(broker.consume(topic, never_returns))
+            assert await asyncio.wait_for(given.get(), 30) == sent  # given out again
+            again.cancel()
+            await asyncio.gather(again, return_exceptions=True)
+        finally:
+            await broker.close()
+            await _delete(rabbitmq_url, topic, dead_letters(topic))

@@ -6,7 +6,6 @@ publish_many and consume), which is why aiormq is pinned."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -14,12 +13,13 @@ from typing import cast
 
 import aio_pika
 import aiormq
-from aio_pika.abc import AbstractChannel, AbstractRobustConnection
+from aio_pika.abc import AbstractChannel
 from aio_pika.exceptions import AMQPError
 from aiormq.abc import ChannelFrame, DeliveredMessage
 from pamqp.common import FieldTable
 
 from raffle.adapters.broker.rabbit_acks import Acks
+from raffle.adapters.broker.rabbit_connection import CuttableConnection, finished_within
 from raffle.adapters.broker.rabbit_frames import publish_frames
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
@@ -53,7 +53,7 @@ class RabbitBroker:
         self._attempts = attempts
         self._timeout = timeout
         self._prefetch = prefetch
-        self._connection: AbstractRobustConnection | None = None
+        self._connection: CuttableConnection | None = None
         self._publishing: AbstractChannel | None = None
         self._lock = asyncio.Lock()
         self._publisher_lock = asyncio.Lock()
@@ -133,21 +133,32 @@ class RabbitBroker:
             await channel.closing  # until cancelled, or raises when the channel is lost
             raise ConnectionError(f"the channel consuming {queue} closed")
         finally:
-            # Bounded: a channel whose consumer died mid-message may never answer its close,
-            # and a stopping worker must not wait for it forever.
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(self._timeout):
-                    await robust.close()
+            await self._close_channel(robust, connection)
 
     async def close(self) -> None:
         connection, self._connection, self._publishing = self._connection, None, None
         if connection is not None:
-            await self._close_bounded(connection)
+            await connection.close_within(self._timeout)
 
-    async def _close_bounded(self, connection: AbstractRobustConnection) -> None:
-        with contextlib.suppress(TimeoutError):  # bounded, as a consumer's channel is
-            async with asyncio.timeout(self._timeout):
-                await connection.close()
+    async def _close_channel(
+        self, channel: AbstractChannel, connection: CuttableConnection
+    ) -> None:
+        """Bounded: a channel's close may go unanswered (a broker, or a link, no longer
+        reading this connection), and a stopping worker must not wait for it forever. But
+        while the channel lives the broker keeps its unacknowledged messages: unanswered, the
+        whole connection goes (its socket cut past the same bound), so the broker gives them
+        out again, and the next consume or publish connects afresh rather than on a
+        connection that stopped answering."""
+        try:
+            if await finished_within(self._timeout, channel.close()):
+                return
+        except Exception:  # failing, not hanging: the channel is gone, nothing is held
+            log.debug("closing a consumer's channel failed", exc_info=True)
+            return
+        log.warning("a consumer's channel did not close in time; dropping its connection")
+        if self._connection is connection:
+            self._connection, self._publishing = None, None
+        await connection.close_within(self._timeout)
 
     async def _confirming(self) -> aiormq.Channel:
         # One confirming channel for every publish: made once, however many publishes
@@ -166,11 +177,13 @@ class RabbitBroker:
         underlay = await self._publishing.get_underlay_channel()
         return cast(aiormq.Channel, underlay)  # its abstract type lacks the confirmations
 
-    async def _connect(self) -> AbstractRobustConnection:
+    async def _connect(self) -> CuttableConnection:
         async with self._lock:
             if self._connection is None:
                 try:
-                    connection = await aio_pika.connect_robust(self._url, timeout=self._timeout)
+                    connection = await aio_pika.connect_robust(
+                        self._url, timeout=self._timeout, connection_class=CuttableConnection
+                    )
                 except (AMQPError, ConnectionError, OSError, TimeoutError) as error:
                     raise NotConfirmed(f"RabbitMQ at {_host(self._url)}: {error!r}") from error
                 try:
@@ -180,7 +193,7 @@ class RabbitBroker:
                 except BaseException:
                     # Failed or cancelled half-way (a worker stopped as it starts): kept
                     # nowhere, the connection would stay open as long as the process.
-                    await self._close_bounded(connection)
+                    await connection.close_within(self._timeout)
                     raise
                 self._connection = connection
         return self._connection
