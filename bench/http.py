@@ -70,6 +70,7 @@ STOCK = _stock()
 PASSWORD = "bench-password"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 TICKS = os.sysconf("SC_CLK_TCK")
+WARM_USERS = 500  # --first-visits during: the warm-up's own users
 IN_PROCESS_IN_FLIGHT = 64  # draws at once in the in-process count of Redis batching (as wrk)
 
 
@@ -211,12 +212,13 @@ def raffle_cli(env: dict[str, str], *argv: str) -> None:
     print(f"  raffle {' '.join(argv)}: {done.stdout.strip()}")
 
 
-async def create_users_and_sessions(backend: Backend, users: int, visit: bool) -> list[str]:
-    """`users` players created through the service layer (`create_user`) with a cheap argon2
-    hasher, and a session for each written straight into the session store the server reads,
-    as `login` does after the password check (login over HTTP is limited to 30 a minute per
-    address, with no setting to raise it). With `visit`, each has visited the activity
-    (`my_account`, as `GET .../account` does): its account is open with the welcome pack."""
+async def create_users_and_sessions(backend: Backend, users: range, visit: bool) -> list[str]:
+    """The players numbered `users`, created through the service layer (`create_user`) with a
+    cheap argon2 hasher, and a session for each written straight into the session store the
+    server reads, as `login` does after the password check (login over HTTP is limited to 30
+    a minute per address, with no setting to raise it). With `visit`, each has visited the
+    activity (`my_account`, as `GET .../account` does): its account is open with the welcome
+    pack."""
     from raffle.adapters.passwords import PasswordHasher
     from raffle.bootstrap import bootstrap
     from raffle.domain.users import Session
@@ -244,10 +246,33 @@ async def create_users_and_sessions(backend: Backend, users: int, visit: bool) -
         tokens.append(token)
 
     try:
-        await asyncio.gather(*(one(i) for i in range(users)))
+        await asyncio.gather(*(one(i) for i in users))
     finally:
         await raffle.close()
     return tokens
+
+
+def make_players(args: argparse.Namespace, tmp: Path, backend: Backend) -> tuple[Path, Path]:
+    """The files of the run's users' tokens and of the warm-up's. At a launch (`--first-visits
+    during`) the warm-up draws as users of its own, who visited before: it warms the server
+    and leaves every first visit of the run's users to the measured run."""
+    started = time.monotonic()
+    before = args.first_visits == "before"
+    tokens = warm = write_tokens(tmp / "tokens.txt", backend, range(args.users), visit=before)
+    made = args.users
+    if not before:
+        own = range(args.users, args.users + WARM_USERS)
+        warm = write_tokens(tmp / "warm.txt", backend, own, visit=True)
+        made += WARM_USERS
+    print(f"  {made:,} users and sessions in {time.monotonic() - started:.1f} s")
+    return tokens, warm
+
+
+def write_tokens(path: Path, backend: Backend, users: range, *, visit: bool) -> Path:
+    """The users' tokens, one a line, for draw.lua."""
+    tokens = asyncio.run(create_users_and_sessions(backend, users, visit))
+    path.write_text("\n".join(tokens) + "\n")
+    return path
 
 
 def user_name(index: int) -> str:
@@ -1154,6 +1179,10 @@ def print_summary(report: dict[str, Any]) -> None:
             f"{name:<22}{r['rps']:>10,.0f}{lat['p50']:>9.1f}{lat['p90']:>9.1f}"
             f"{lat['p99']:>9.1f}{lat['max']:>9.1f}  {answers}"
         )
+    if cfg.get("first_visits") == "during" and (draws := report.get("draws")):
+        # draw.lua takes the users in turn: each user's first draw is a first visit.
+        visits = min(cfg["users"], draws["requests"])
+        print(f"first visits: {visits:,} of the {draws['requests']:,} draws measured")
     for name in ("draws", "health"):
         if cpu := report.get(f"cpu during {name}"):
             print_cpu(name, cpu, report[name])
@@ -1216,8 +1245,8 @@ def parse_args() -> argparse.Namespace:
         default=0,
         help="RAFFLE_POOL_SIZE for the server (overflow: up to 30 per pool); on PostgreSQL "
         "the draws hold no pool connection (their lanes and the stock claims keep their own, "
-        "pg_lane.py): the pools serve first visits, replays and the other endpoints; "
-        "0 (default) leaves the server's default (10)",
+        "pg_lane.py): the pools serve replays, draws that leave their batch and the other "
+        "endpoints; 0 (default) leaves the server's default (10)",
     )
     parser.add_argument(
         "--pg-set",
@@ -1241,9 +1270,10 @@ def parse_args() -> argparse.Namespace:
         choices=["before", "during"],
         default="before",
         help="before (default): every user's account is opened (welcome pack) as the users are "
-        "made, so the run measures steady draws; during: each user's first draw opens it, in "
-        "the warm-up or the measured run (a launch: first visits leave the batch and commit "
-        "alone)",
+        "made, so the run measures steady draws; during: a launch, each user's first draw "
+        f"opens it, in the measured run (the warm-up draws as {WARM_USERS} users of its own, "
+        "who visited before); with --users at least the run's draws, every draw is a first "
+        "visit",
     )
     parser.add_argument("--broker-url", default="amqp://guest:guest@127.0.0.1:5672/")
     parser.add_argument("--users", type=int, default=2000)
@@ -1382,17 +1412,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     print(f"preparing {backend.name} in {tmp}")
     raffle_cli(env, "migrate")
     raffle_cli(env, "load", str(CAMPAIGN))
-    tokens = tmp / "tokens.txt"
-    started = time.monotonic()
-    tokens.write_text(
-        "\n".join(
-            asyncio.run(
-                create_users_and_sessions(backend, args.users, args.first_visits == "before")
-            )
-        )
-        + "\n"
-    )
-    print(f"  {args.users:,} users and sessions in {time.monotonic() - started:.1f} s")
+    tokens, warm_tokens = make_players(args, tmp, backend)
     server = start_server(env, args.workers, tmp)
     answered = 0
     try:
@@ -1400,8 +1420,8 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
         report["sanity"] = sanity_check(server)
         answered += 1
         print(f"warm-up {args.warmup:g} s")
-        warm = draw_load(server, args, tokens, args.warmup, "warm")
-        answered += warm["statuses"].get("201", 0)
+        warmed = draw_load(server, args, warm_tokens, args.warmup, "warm")
+        answered += warmed["statuses"].get("201", 0)
         report["busy before draws"] = wait_for_idle(args.idle_wait)
         print(f"draws {args.seconds:g} s, {args.connections} connections")
         counters = asyncio.run(_server_counters(backend))

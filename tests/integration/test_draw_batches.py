@@ -12,8 +12,11 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
+from raffle.adapters.sql.shard_tables import shard_tables
+from raffle.adapters.sql.shards import route
 from raffle.bootstrap import Raffle
 from raffle.domain.draws import OrderState, RaffleOrder, Win
+from raffle.domain.quota import QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
 from raffle.service.ports import DrawBatches
 from raffle.settings import Settings
@@ -142,6 +145,24 @@ async def chances_left(raffle: Raffle, user_id: str) -> int:
     return account.chances
 
 
+async def total(raffle: Raffle, user_id: str) -> int:
+    """Every chance ever credited to the user."""
+    async with raffle.shards.for_user(user_id) as uow:
+        account = await uow.quotas.get(user_id, ACTIVITY, "2000-01-01", "2000-01")
+    assert account is not None
+    return account.total
+
+
+async def lock_waits(raffle: Raffle) -> bool:
+    """Whether a transaction on the first database waits for a lock."""
+    waits = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    )
+    async with raffle.engines[0].connect() as connection:
+        return bool(await connection.scalar(text(waits)))
+
+
 async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) -> None:
     plug, keen, *others = users_of_lane_0(raffle, 8)
     await opened(raffle, [plug, keen, *others])
@@ -157,9 +178,24 @@ async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) 
     assert [await chances_left(raffle, u) for u in others] == [18] * len(others)
 
 
-async def test_a_first_visit_in_a_batch_opens_the_account_with_the_welcome_pack(
-    raffle: Raffle,
-) -> None:
+async def writers(raffle: Raffle, users: list[str], results: list[DrawResult]) -> set[str]:
+    """The transactions that wrote these draws (`users[i]` drew `results[i]`) and last wrote
+    their users' accounts (`xmin`: the id of the transaction that wrote a row's version)."""
+    found: set[str] = set()
+    async with raffle.engines[0].connect() as connection:
+        for user, result in zip(users, results, strict=True):
+            tables = shard_tables(route(user, 2, 4)[1])
+            for query, params in (
+                (f"SELECT xmin::text FROM {tables.raffle_order.name} WHERE order_id = :o",
+                 {"o": result.order_id}),
+                (f"SELECT xmin::text FROM {tables.quota_account.name} WHERE user_id = :u",
+                 {"u": user}),
+            ):  # fmt: skip
+                found.add((await connection.execute(text(query), params)).scalar_one())
+    return found
+
+
+async def test_first_visits_draw_in_the_batch_with_the_welcome_pack(raffle: Raffle) -> None:
     plug, *users = users_of_lane_0(raffle, 9)
     known, new = users[:4], users[4:]
     await opened(raffle, [plug, *known])
@@ -169,6 +205,69 @@ async def test_a_first_visit_in_a_batch_opens_the_account_with_the_welcome_pack(
     assert sizes == Counter({1: 1, len(users): 1})
     assert [r.draw_count for r in results] == [2] * len(known) + [1] * len(new)
     assert [await chances_left(raffle, u) for u in users] == [18] * len(known) + [19] * len(new)
+    # One transaction: the batch's. (Alone, each first visit committed its own.)
+    assert len(await writers(raffle, users, results)) == 1
+
+
+async def opening(
+    raffle: Raffle, user_id: str, credit: QuotaPack | None
+) -> Callable[[], Awaitable[None]]:
+    """A transaction that opens `user_id`'s account with the welcome pack, as `my_account`
+    does, and with `credit` credits that pack too, as a rebate does (welcome_first, then the
+    credit); it commits when let go."""
+    held, release = asyncio.Event(), asyncio.Event()
+    activity = await raffle.catalogue.activity(ACTIVITY)
+    welcome = await raffle.catalogue.welcome(activity)
+    now = raffle.clock.now()
+
+    async def run() -> None:
+        async with raffle.shards.for_user(user_id) as uow:
+            assert await uow.quotas.open(user_id, ACTIVITY, welcome)
+            if credit is not None:
+                await uow.quotas.credit(user_id, ACTIVITY, credit, *activity.periods(now))
+            held.set()
+            await release.wait()
+            await uow.commit()
+
+    task = asyncio.create_task(run())
+    await held.wait()
+
+    async def let_go() -> None:
+        release.set()
+        await task
+
+    return let_go
+
+
+@pytest.mark.parametrize("credit", [None, QuotaPack(99, 5, 5, 5)], ids=["my-account", "rebate"])
+async def test_a_first_visit_whose_account_opens_meanwhile_draws_alone_from_it(
+    raffle: Raffle, credit: QuotaPack | None
+) -> None:
+    # The batch finds no account for `late`, whose account another transaction has opened
+    # but not committed: the batch's opening waits for it, finds it made, leaves it as it is
+    # (the welcome pack given once, the credit kept), and `late` draws alone from it.
+    plug, late, *new = users_of_lane_0(raffle, 6)
+    await opened(raffle, [plug])
+    let_opener_go = await opening(raffle, late, credit)
+
+    async def opener_commits_while_the_batch_waits() -> None:
+        await until(lambda: lock_waits(raffle))
+        await let_opener_go()
+
+    draws = [Draw(u, ACTIVITY) for u in [late, *new]]
+    (alone, *batched), sizes = await batched_behind_a_plug(
+        raffle, plug, draws, opener_commits_while_the_batch_waits
+    )
+
+    assert sizes == Counter({1: 1, len(draws): 1})
+    assert batches(raffle).failed == 0
+    assert [r.draw_count for r in [alone, *batched]] == [1] * len(draws)
+    credited = 5 if credit else 0
+    assert await chances_left(raffle, late) == 19 + credited
+    assert await total(raffle, late) == 20 + credited
+    assert [await chances_left(raffle, u) for u in new] == [19] * len(new)
+    assert len(await writers(raffle, new, batched)) == 1
+    assert len(await writers(raffle, [late, *new], [alone, *batched])) == 2
 
 
 async def test_two_draws_of_one_user_in_flight_take_turns_over_two_batches(
@@ -197,16 +296,7 @@ async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_gi
     let_twin_go: Callable[[], Awaitable[None]] | None = None
 
     async def twin_commits_while_the_batch_waits() -> None:
-        async with raffle.engines[0].connect() as connection:
-
-            async def waiting() -> bool:
-                waits = (
-                    "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE wait_event_type = 'Lock' AND datname = current_database()"
-                )
-                return bool(await connection.scalar(text(waits)))
-
-            await until(waiting)
+        await until(lambda: lock_waits(raffle))
         assert let_twin_go is not None
         await let_twin_go()
 

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
 import pytest
+from sqlalchemy import text
 
-from raffle.bootstrap import Raffle
+from raffle.adapters.sql.shard_tables import shard_tables
+from raffle.bootstrap import Raffle, bootstrap
 from raffle.domain.errors import Unavailable
 from raffle.domain.quota import NoChances, QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.quotas import my_account
+from raffle.service.rebates import sign_in
 from raffle.service.reconcile import stock_report
 from raffle.settings import Settings
 from tests.integration.raffles import (
@@ -25,6 +30,7 @@ from tests.integration.raffles import (
     campaign,
     wired,
 )
+from tests.integration.test_rebate_concurrency import rebating
 from tests.services import RedisServer
 
 IN_FLIGHT = 250
@@ -143,6 +149,145 @@ async def test_one_key_sent_ten_times_at_once_draws_once(build: Build, opened: b
     assert account.total_left == 19 - opened  # one chance for the key, one for the opening
     if raffle.shards.batches is not None:  # one user: a batch of one each time
         assert raffle.shards.batches.sizes == Counter({1: 10 + opened})
+
+
+async def order_writers(raffle: Raffle) -> Counter[tuple[int, str]]:
+    """PostgreSQL: the orders written by each transaction, by (database, transaction id)."""
+    writers: Counter[tuple[int, str]] = Counter()
+    for database, engine in enumerate(raffle.engines[: len(raffle.settings.database_urls)]):
+        async with engine.connect() as connection:
+            for table in range(raffle.settings.shard_tables):
+                name = shard_tables(table).raffle_order.name
+                query = f"SELECT xmin::text, count(*) FROM {name} GROUP BY 1"
+                for xmin, count in await connection.execute(text(query)):
+                    writers[database, xmin] += count
+    return writers
+
+
+async def test_a_launch_many_users_first_visits_at_once_draw_in_batches(build: Build) -> None:
+    raffle = await build(campaign(), None)
+    users = [f"new{u:03d}" for u in range(600)]
+
+    results, failures = await run(raffle, [Draw(u, 1) for u in users])
+
+    assert failures == Counter()
+    assert [r.draw_count for r in results] == [1] * len(users)
+    assert [await account_of(raffle, u) for u in users] == [(20, 19)] * len(users)
+    assert_batched(raffle)
+    if raffle.shards.batches is not None:
+        # Every order was written by a batch: none of the first visits left it to commit
+        # alone, as each did before (600 transactions for 600 orders then).
+        writers = await order_writers(raffle)
+        assert writers.total() == len(users)
+        assert len(writers) <= raffle.shards.batches.sizes.total()
+
+
+async def test_one_users_first_visits_in_two_processes_racing_their_account_and_a_rebate(
+    build: Build,
+) -> None:
+    # 300 first draws of one user, half in each of two processes (each with its batches),
+    # among 25 looks at the account (each opens it with the welcome pack, as a first visit
+    # does) and 10 sign-ins (a rebate of 20 chances: the welcome pack first, then the
+    # credit), all at once: the welcome pack given once, the rebate once, no chance spent
+    # twice.
+    raffle = await build(rebating(), None)
+    async with another_process(raffle) as other:
+        steps: list[Step] = []
+        for n in range(150):
+            steps += [drawing(raffle, "solo"), drawing(other, "solo")]
+            either = (raffle, other)[n % 2]
+            steps += [looking(either, "solo")] * (n % 6 == 0)
+            steps += [signing_in(either, "solo")] * (n % 15 == 0)
+        results = await at_once(steps)
+
+    drawn = sorted(r.draw_count for r in results if isinstance(r, DrawResult))
+    assert await account_of(raffle, "solo") == (20 + 20, 20 + 20 - len(drawn))
+    assert drawn == list(range(1, len(drawn) + 1))
+    assert len(drawn) >= 20  # the welcome pack's at least; the rebate's too if it was in time
+    assert results.count("no_chances") == 300 - len(drawn)
+
+
+async def test_many_users_first_visits_in_two_processes_racing_their_accounts_and_rebates(
+    build: Build,
+) -> None:
+    # Each of 200 new users draws once in each of two processes, looks at the account and
+    # signs in, all at once: the two draws' first visits race each other in two processes'
+    # batches, and both race the account's opening and the rebate's.
+    raffle = await build(rebating(), None)
+    users = [f"new{u:03d}" for u in range(200)]
+    async with another_process(raffle) as other:
+        each = [
+            (drawing(raffle, u), drawing(other, u), looking(raffle, u), signing_in(other, u))
+            for u in users
+        ]
+        results = await at_once([step for steps in each for step in steps])
+
+    draws = [
+        [r for r in results[4 * n : 4 * n + 2] if isinstance(r, DrawResult)]
+        for n in range(len(users))
+    ]
+    assert [sorted(r.draw_count for r in pair) for pair in draws] == [[1, 2]] * len(users)
+    assert [await account_of(raffle, u) for u in users] == [(40, 38)] * len(users)
+
+
+async def account_of(raffle: Raffle, user_id: str) -> tuple[int, int]:
+    """The user's chances ever credited, and left in total."""
+    async with raffle.shards.for_user(user_id) as uow:
+        account = await uow.quotas.get(user_id, ACTIVITY, "2000-01-01", "2000-01")
+    assert account is not None
+    return account.total, account.total_left
+
+
+@contextlib.asynccontextmanager
+async def another_process(raffle: Raffle) -> AsyncIterator[Raffle]:
+    """A second process's raffle on the same databases and Redis, with batches of its own;
+    on SQLite (one process only: its stock is counted in-process) the same raffle."""
+    if raffle.settings.redis_url is None:
+        yield raffle
+        return
+    other = bootstrap(raffle.settings)
+    try:
+        await other.start()
+        yield other
+    finally:
+        await other.close()
+
+
+Step = Callable[[], Awaitable[object]]
+
+
+async def at_once(steps: list[Step]) -> list[object]:
+    """Every step at once, at most IN_FLIGHT at a time; "no_chances" for a refused draw."""
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one(step: Step) -> object:
+        async with gate:
+            try:
+                return await step()
+            except NoChances:
+                return "no_chances"
+
+    return list(await asyncio.gather(*(one(step) for step in steps)))
+
+
+def drawing(raffle: Raffle, user_id: str) -> Step:
+    return lambda: draw(
+        Draw(user_id, ACTIVITY), catalogue=raffle.catalogue, shards=raffle.shards,
+        stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+    )  # fmt: skip
+
+
+def looking(raffle: Raffle, user_id: str) -> Step:
+    return lambda: my_account(
+        user_id, ACTIVITY, catalogue=raffle.catalogue, shards=raffle.shards, clock=raffle.clock
+    )
+
+
+def signing_in(raffle: Raffle, user_id: str) -> Step:
+    return lambda: sign_in(
+        user_id, ACTIVITY, catalogue=raffle.catalogue, config=raffle.uow, shards=raffle.shards,
+        clock=raffle.clock, calendar=raffle.calendar,
+    )  # fmt: skip
 
 
 async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(

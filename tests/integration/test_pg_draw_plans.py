@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.pg_draw_batch_sql import consume_sql, record_sql
+from raffle.adapters.sql.pg_draw_batch_sql import consume_sql, open_sql, record_sql
 from raffle.adapters.sql.stock_claims import _PG_CLAIMS
 from raffle.adapters.sql.unit_of_work import create_engine
 
@@ -23,6 +23,15 @@ def _claims(size: int, run: int) -> list[list[Any]]:
     """Consume's arrays: `size` claims in each table (no account: nothing is taken)."""
     users = [f"user{run}-{n}" for n in range(size)]
     rows = [users, [1] * size, ["2026-11-22"] * size, ["2026-11"] * size, users, list(range(size))]
+    return rows * len(TABLES)
+
+
+def _welcomes(size: int, run: int) -> list[list[Any]]:
+    """Open's arrays: `size` first visits in each table, their accounts opened (then rolled
+    back)."""
+    users = [f"user{run}-{n}" for n in range(size)]
+    days, months, counts = ["2026-11-22"] * size, ["2026-11"] * size, [20] * size
+    rows = [users, [1] * size, days, months, counts, counts, counts, list(range(size))]
     return rows * len(TABLES)
 
 
@@ -46,7 +55,12 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
     url = await make_database_url("postgres")
     await upgrade(url, shard_tables=4)
     engine = create_engine(url)
-    statements = {consume_sql(TABLES): _claims, record_sql(TABLES): _records, _PG_CLAIMS: _slots}
+    statements = {
+        consume_sql(TABLES): _claims,
+        open_sql(TABLES): _welcomes,
+        record_sql(TABLES): _records,
+        _PG_CLAIMS: _slots,
+    }
     try:
         async with engine.connect() as connection:
             raw: Any = (await connection.get_raw_connection()).driver_connection

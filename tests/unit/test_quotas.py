@@ -1,6 +1,6 @@
 import pytest
 
-from raffle.domain.quota import SkuSoldOut
+from raffle.domain.quota import QuotaPack, SkuSoldOut
 from raffle.service.catalogue import UnknownSku
 from raffle.service.quotas import TopUp, my_account, top_up
 from tests.unit.usecase_world import ACTIVITY, SKU, world
@@ -64,3 +64,9 @@ async def test_the_first_look_at_an_account_opens_it_with_the_welcome_pack() -> 
         "carol", ACTIVITY, catalogue=w.catalogue, shards=w.shards, clock=w.clock
     )
     assert again == account
+
+
+def test_a_packs_chances_on_its_own_are_its_tightest_limit() -> None:
+    # A first visit draws in its batch only with a chance in every limit of the welcome pack.
+    assert QuotaPack(1, 20, 5, 10).chances == 5
+    assert QuotaPack(1, 20, 20, 0).chances == 0

@@ -29,6 +29,11 @@ class QuotaPack:
         if min(self.total, self.day, self.month) < 0:
             raise InvalidConfig("quota counts must not be negative")
 
+    @property
+    def chances(self) -> int:
+        """Draws an account opened with this pack alone allows at once."""
+        return min(self.total, self.day, self.month)
+
 
 @dataclass(frozen=True, slots=True)
 class Sku:

@@ -8,10 +8,17 @@ statement takes a chance for every draw and looks up their replays; the strategi
 stock is taken, concurrently across the batch; one statement records every order, win and
 outbox message; COMMIT. Each caller then gets its own result or its own error.
 
+A first visit (no account yet) opens its account with the welcome pack in the batch: one
+more statement, after the chances are taken, opens the accounts of the batch's first visits
+and takes each one's chance from it (a statement cannot see the rows it inserts itself). At a
+launch every draw is one.
+
 The rare paths leave the batch for a transaction of their own (drawing.draw_alone), so they
-stay as they are: a replay (or a reused key), a first visit that opens the account with the
-welcome pack, and every draw of a batch that failed (a deadlock, an Idempotency-Key that a
-twin recorded meanwhile), its stock given back first.
+stay as they are: a replay (or a reused key); a first visit whose account another
+transaction opened meanwhile (the same user's draw in another process, `my_account`, a
+rebate), or whose welcome pack has no chance in one of its limits; and every draw of a batch
+that failed (a deadlock, an Idempotency-Key that a twin recorded meanwhile), its stock given
+back first.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import asyncio
 from collections.abc import Sequence
 from functools import partial
 
+from raffle.domain.quota import QuotaPack
 from raffle.service.drawing import (
     Attempt,
     Drawn,
@@ -93,13 +101,21 @@ async def _draw(
     chances = await batch.consume([attempt.claim() for attempt in attempts])
     answers: list[Answer | Exception] = [None] * len(attempts)
     counts: dict[int, int] = {}  # the draw count of each draw that got a chance
+    welcomes: dict[int, QuotaPack] = {}  # first visits, opened in the batch
     for n, (attempt, chance) in enumerate(zip(attempts, chances, strict=True)):
-        if chance.replay is not None or (not chance.opened and attempt.welcome is not None):
-            continue  # alone: to replay, or to open the account with the welcome pack
-        if chance.account is None:
+        if chance.replay is not None:
+            continue  # alone, to replay
+        if not chance.opened and (welcome := attempt.welcome) is not None:
+            if welcome.chances > 0:  # else alone: no chance, and nothing opened
+                welcomes[n] = welcome
+        elif chance.account is None:
             answers[n] = no_chances(attempt)
         else:
             counts[n] = chance.account.draws
+    if welcomes:
+        # A first visit whose account was opened meanwhile is not in the answer: alone.
+        opened = await batch.open_accounts(welcomes)
+        counts.update((n, account.draws) for n, account in opened.items())
     prizes = await asyncio.gather(
         *(take_prize(attempts[n], count) for n, count in counts.items()), return_exceptions=True
     )

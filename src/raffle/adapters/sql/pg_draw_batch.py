@@ -19,7 +19,7 @@ statements are in pg_draw_batch_sql.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -38,14 +38,16 @@ from raffle.adapters.sql.draw_rows import (
 from raffle.adapters.sql.pg_draw_batch_sql import (
     CLAIM_COLUMNS,
     REPLAY_AT,
+    WELCOME_COLUMNS,
     consume_sql,
     give_back_sql,
+    open_sql,
     record_sql,
 )
 from raffle.adapters.sql.pg_lane import LaneConnections, LaneTransaction
 from raffle.adapters.sql.shards import route
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
-from raffle.domain.quota import QuotaAccount
+from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports import Chance, Claim
 
 
@@ -121,19 +123,37 @@ class PgDrawBatch(LaneTransaction):
 
     def _chance(self, row: Any) -> tuple[int, Chance]:
         n = row["n"]
-        user_id, activity_id, *_ = self._claims[n]
         total, day_left, month_left = row["total"], row["day_left"], row["month_left"]
         if total is not None:
             self._taken[n] = (day_left is not None, month_left is not None)
         account = None
         if total is not None and day_left is not None and month_left is not None:
-            account = QuotaAccount(
-                user_id, activity_id, total, row["total_left"], row["per_day"], day_left,
-                row["per_month"], month_left,
-            )  # fmt: skip
+            account = self._account(n, row)
         found = row[REPLAY_AT] is not None
         replay = order_of(row[REPLAY_AT:], pg_draw.aware) if found else None
         return n, Chance(account, row["opened"], replay)
+
+    def _account(self, n: int, row: Any) -> QuotaAccount:
+        user_id, activity_id, *_ = self._claims[n]
+        return QuotaAccount(
+            user_id, activity_id, row["total"], row["total_left"], row["per_day"],
+            row["day_left"], row["per_month"], row["month_left"],
+        )  # fmt: skip
+
+    async def open_accounts(self, welcomes: Mapping[int, QuotaPack]) -> dict[int, QuotaAccount]:
+        if any(pack.chances <= 0 for pack in welcomes.values()):
+            raise ValueError("a welcome pack opened in a batch has a chance in every limit")
+        tables = self._by_table(welcomes)
+        args: list[list[Any]] = []
+        for draws in tables.values():
+            args += _arrays(len(WELCOME_COLUMNS), (self._welcome(n, welcomes[n]) for n in draws))
+        rows = await self.raw.fetch(open_sql(tuple(tables)), *args)
+        self._taken.update((row["n"], (True, True)) for row in rows)
+        return {row["n"]: self._account(row["n"], row) for row in rows}
+
+    def _welcome(self, n: int, pack: QuotaPack) -> tuple[Any, ...]:
+        user_id, activity_id, day, month, _ = self._claims[n]
+        return user_id, activity_id, day, month, pack.total, pack.day, pack.month, n
 
     async def give_back(self, draws: Collection[int]) -> None:
         # Rare (a replay, the day's or month's limit reached, the stock out of reach): a

@@ -18,20 +18,24 @@ from raffle.adapters.sql.shard_tables import shard_tables
 
 CLAIM_COLUMNS = ("user_id", "activity_id", "day", "month", "request_key", "n")
 _CLAIM_TYPES = ("varchar", "bigint", "varchar", "varchar", "varchar", "int")
+# A first visit: the claim's user, activity, day and month, its welcome pack, its position.
+WELCOME_COLUMNS = ("user_id", "activity_id", "on_day", "in_month", "total", "day", "month", "n")
+_WELCOME_TYPES = ("varchar", "bigint", "varchar", "varchar", "int", "int", "int", "int")
 REPLAY_AT = 8  # the first of the order's columns in a row of consume_sql
 
 _DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]
 
 
-def _unnest(table: Table | None, columns: Sequence[str], first: int) -> str:
-    """The rows of one typed array parameter per column, from `$first` on: `x(columns)`.
+def _unnest(table: Table | Sequence[str], columns: Sequence[str], first: int) -> str:
+    """The rows of one typed array parameter per column, from `$first` on: `x(columns)`;
+    typed as `table`'s columns, or by a list of types.
 
     The arrays pass through a subquery the planner keeps (OFFSET 0), so that it never sees
     their lengths: a custom plan then costs what the generic plan does, and PostgreSQL's
     plan cache settles on the generic plan after five executions. Seen, the lengths make
     every custom plan (a batch of 1-10) cheaper than the generic one (which assumes 10),
     and the statement was planned again at every execution: ~40% of PostgreSQL's CPU."""
-    types = _CLAIM_TYPES if table is None else [_sql_type(table, c) for c in columns]
+    types = [_sql_type(table, c) for c in columns] if isinstance(table, Table) else table
     arrays = ", ".join(f"${first + i}::{kind}[]" for i, kind in enumerate(types))
     names = [f"a{i}" for i in range(len(types))]
     return (
@@ -82,7 +86,7 @@ def _consume_ctes(k: int, index: int) -> list[str]:
     """The CTEs of the `k`th table of the statement, shard table `index`."""
     t = shard_tables(index)
     account, key = t.quota_account.name, ("user_id", "activity_id")
-    claims = _unnest(None, CLAIM_COLUMNS, 1 + k * len(CLAIM_COLUMNS))
+    claims = _unnest(_CLAIM_TYPES, CLAIM_COLUMNS, 1 + k * len(CLAIM_COLUMNS))
     return [
         f"x{k} AS (SELECT x.* FROM {claims})",  # noqa: S608
         f"l{k} AS (SELECT q.user_id, q.activity_id, x.day, x.month FROM x{k} AS x, LATERAL "  # noqa: S608
@@ -123,6 +127,52 @@ def _period_sql(table: Table, period: str, k: int) -> str:
         f"FROM a{k} AS a WHERE a.{period} > 0 "
         f"ORDER BY a.user_id ON CONFLICT (user_id, activity_id, {period}) "
         f"DO UPDATE SET {left} = q.{left} - 1 WHERE q.{left} > 0 RETURNING q.user_id, q.{left}"
+    )
+
+
+@cache
+def open_sql(tables: tuple[int, ...]) -> str:
+    """Per shard table in `tables`: the first visits (`x`); their accounts made with the
+    welcome pack less the draw's chance (`a`), unless one exists (opened meanwhile by another
+    transaction: left as it is, and no row for its draw); the day and month rows of each
+    account made here, with that chance taken (`d`, `m`); and a row per account made.
+
+    A batch that finds an account being made by another transaction waits for it to end;
+    every batch makes them in one order (by table, then by user), so no two batches each
+    wait for an account that the other made."""
+    ctes = [cte for k, index in enumerate(tables) for cte in _open_ctes(k, index)]
+    selects = " UNION ALL ".join(
+        "SELECT x.n, a.total, a.total_left, a.day AS per_day, a.month AS per_month, "  # noqa: S608
+        f"d.day_left, m.month_left FROM x{k} AS x JOIN a{k} AS a ON a.user_id = x.user_id "
+        f"JOIN d{k} AS d ON d.user_id = x.user_id JOIN m{k} AS m ON m.user_id = x.user_id"
+        for k in range(len(tables))
+    )
+    return f"WITH {', '.join(ctes)} {selects}"
+
+
+def _open_ctes(k: int, index: int) -> list[str]:
+    t = shard_tables(index)
+    welcomes = _unnest(_WELCOME_TYPES, WELCOME_COLUMNS, 1 + k * len(WELCOME_COLUMNS))
+    return [
+        f"x{k} AS (SELECT x.* FROM {welcomes})",  # noqa: S608
+        f"a{k} AS (INSERT INTO {t.quota_account.name} AS q "  # noqa: S608
+        "(user_id, activity_id, total, total_left, day, month) "
+        f"SELECT x.user_id, x.activity_id, x.total, x.total - 1, x.day, x.month FROM x{k} AS x "
+        "ORDER BY x.user_id ON CONFLICT (user_id, activity_id) DO NOTHING "
+        "RETURNING q.user_id, q.total, q.total_left, q.day, q.month)",
+        f"d{k} AS ({_opened_period_sql(t.quota_day, 'day', 'on_day', k)})",
+        f"m{k} AS ({_opened_period_sql(t.quota_month, 'month', 'in_month', k)})",
+    ]
+
+
+def _opened_period_sql(table: Table, period: str, key: str, k: int) -> str:
+    # Rows of an account made by this statement: nobody else can have made one.
+    left = f"{period}_left"
+    return (
+        f"INSERT INTO {table.name} AS q (user_id, activity_id, {period}, {left}) "  # noqa: S608
+        f"SELECT x.user_id, x.activity_id, x.{key}, a.{period} - 1 "
+        f"FROM a{k} AS a JOIN x{k} AS x ON x.user_id = a.user_id "
+        f"RETURNING q.user_id, q.{left}"
     )
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
-from raffle.domain.quota import QuotaAccount
+from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports.base import Transaction
 
 # What a batch of draws takes a chance for: user_id, activity_id, day, month, request_key.
@@ -33,8 +33,17 @@ class DrawBatch(Transaction, Protocol):
         replay; in the order of `claims`."""
         ...
 
+    async def open_accounts(self, welcomes: Mapping[int, QuotaPack]) -> dict[int, QuotaAccount]:
+        """First visits (by position in `consume`'s claims): open each draw's account with
+        its welcome pack (each with a chance in all three limits) and take the draw's chance
+        from it. The accounts after it, by draw, of those this opened: an account that
+        another transaction opened meanwhile is left as it is, and its draw is not in the
+        answer."""
+        ...
+
     async def give_back(self, draws: Collection[int]) -> None:
-        """Return what `consume` took for these draws: they are not recorded."""
+        """Return what `consume` or `open_accounts` took for these draws: they are not
+        recorded."""
         ...
 
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
