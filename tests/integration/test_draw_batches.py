@@ -18,7 +18,7 @@ from raffle.bootstrap import Raffle
 from raffle.domain.draws import OrderState, RaffleOrder, Win
 from raffle.domain.quota import QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.ports import DrawBatches
+from raffle.service.ports import DrawBatches, ShardUnitOfWork
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
 from tests.integration.test_draw_concurrency import wins_in_database
@@ -71,26 +71,37 @@ async def hold(
     """A transaction that holds `user_id`'s account row lock, as a draw in flight does; with
     `key`, it records an order under that Idempotency-Key (a twin's draw). Returns what lets
     it go: rolled back, or with `key` committed."""
-    held, release = asyncio.Event(), asyncio.Event()
     activity = await raffle.catalogue.activity(ACTIVITY)
     now = raffle.clock.now()
 
+    async def work(uow: ShardUnitOfWork) -> bool:
+        account = await uow.quotas.consume(user_id, ACTIVITY, *activity.periods(now))
+        assert account is not None
+        if key is not None:
+            order_id = f"twin{key}"
+            await uow.orders.add(
+                RaffleOrder(order_id, user_id, ACTIVITY, STRATEGY, account.draws,
+                            OrderState.USED, now, key)
+            )  # fmt: skip
+            await uow.wins.add(Win(order_id, user_id, ACTIVITY, STRATEGY, THANKS, None, "x", now))
+        return key is not None
+
+    return await in_flight(raffle, user_id, work)
+
+
+async def in_flight(
+    raffle: Raffle, user_id: str, work: Callable[[ShardUnitOfWork], Awaitable[bool]]
+) -> Callable[[], Awaitable[None]]:
+    """`work` in a transaction on `user_id`'s shard, kept open (its locks held) until let go;
+    committed then if `work` answered True, else rolled back. Returns what lets it go."""
+    held, release = asyncio.Event(), asyncio.Event()
+
     async def run() -> None:
         async with raffle.shards.for_user(user_id) as uow:
-            account = await uow.quotas.consume(user_id, ACTIVITY, *activity.periods(now))
-            assert account is not None
-            if key is not None:
-                order_id = f"twin{key}"
-                await uow.orders.add(
-                    RaffleOrder(order_id, user_id, ACTIVITY, STRATEGY, account.draws,
-                                OrderState.USED, now, key)
-                )  # fmt: skip
-                await uow.wins.add(
-                    Win(order_id, user_id, ACTIVITY, STRATEGY, THANKS, None, "x", now)
-                )
+            commit = await work(uow)
             held.set()
             await release.wait()
-            if key is not None:
+            if commit:
                 await uow.commit()
 
     task = asyncio.create_task(run())
@@ -215,28 +226,17 @@ async def opening(
     """A transaction that opens `user_id`'s account with the welcome pack, as `my_account`
     does, and with `credit` credits that pack too, as a rebate does (welcome_first, then the
     credit); it commits when let go."""
-    held, release = asyncio.Event(), asyncio.Event()
     activity = await raffle.catalogue.activity(ACTIVITY)
     welcome = await raffle.catalogue.welcome(activity)
     now = raffle.clock.now()
 
-    async def run() -> None:
-        async with raffle.shards.for_user(user_id) as uow:
-            assert await uow.quotas.open(user_id, ACTIVITY, welcome)
-            if credit is not None:
-                await uow.quotas.credit(user_id, ACTIVITY, credit, *activity.periods(now))
-            held.set()
-            await release.wait()
-            await uow.commit()
+    async def work(uow: ShardUnitOfWork) -> bool:
+        assert await uow.quotas.open(user_id, ACTIVITY, welcome)
+        if credit is not None:
+            await uow.quotas.credit(user_id, ACTIVITY, credit, *activity.periods(now))
+        return True
 
-    task = asyncio.create_task(run())
-    await held.wait()
-
-    async def let_go() -> None:
-        release.set()
-        await task
-
-    return let_go
+    return await in_flight(raffle, user_id, work)
 
 
 @pytest.mark.parametrize("credit", [None, QuotaPack(99, 5, 5, 5)], ids=["my-account", "rebate"])
