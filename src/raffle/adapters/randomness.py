@@ -39,14 +39,14 @@ class SystemRandomSource:
             if word < limit:
                 return word % n
 
-    def _forget(self) -> None:
+    def forget(self) -> None:
         self._words, self._next = [], 0
 
 
 def _forget_after_fork() -> None:
     # A forked child must never replay the parent's buffered random words.
     for source in list(_live):
-        source._forget()
+        source.forget()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
