@@ -55,6 +55,7 @@ ROOT = BENCH.parent
 BIN = Path(sys.executable).parent  # the venv running this script: raffle, py-spy
 CAMPAIGN = BENCH / "campaign.yaml"
 ACTIVITY = 990101
+REFUSALS_ACTIVITY = 990102  # --refusals: a welcome pack of one chance, spent before the run
 STRATEGY = 990001
 
 
@@ -212,17 +213,20 @@ def raffle_cli(env: dict[str, str], *argv: str) -> None:
     print(f"  raffle {' '.join(argv)}: {done.stdout.strip()}")
 
 
-async def create_users_and_sessions(backend: Backend, users: range, visit: bool) -> list[str]:
+async def create_users_and_sessions(
+    backend: Backend, users: range, visit: bool, activity: int = ACTIVITY
+) -> list[str]:
     """The players numbered `users`, created through the service layer (`create_user`) with a
     cheap argon2 hasher, and a session for each written straight into the session store the
     server reads, as `login` does after the password check (login over HTTP is limited to 30
     a minute per address, with no setting to raise it). With `visit`, each has visited the
     activity (`my_account`, as `GET .../account` does): its account is open with the welcome
-    pack."""
+    pack. In the refusals activity each then spends its one chance: it has none left."""
     from raffle.adapters.passwords import PasswordHasher
     from raffle.bootstrap import bootstrap
     from raffle.domain.users import Session
     from raffle.service.auth import create_user, token_hash
+    from raffle.service.draw import Draw, draw
     from raffle.service.quotas import my_account
 
     raffle = bootstrap(backend.settings())
@@ -240,8 +244,13 @@ async def create_users_and_sessions(backend: Backend, users: range, visit: bool)
             await raffle.sessions.create(Session(name, False, expires), token_hash(token), ttl)
             if visit:
                 await my_account(
-                    name, ACTIVITY, catalogue=raffle.catalogue, shards=raffle.shards,
+                    name, activity, catalogue=raffle.catalogue, shards=raffle.shards,
                     clock=raffle.clock,
+                )  # fmt: skip
+            if activity == REFUSALS_ACTIVITY:
+                await draw(
+                    Draw(name, activity), catalogue=raffle.catalogue, shards=raffle.shards,
+                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
                 )  # fmt: skip
         tokens.append(token)
 
@@ -257,6 +266,10 @@ def make_players(args: argparse.Namespace, tmp: Path, backend: Backend) -> tuple
     during`) the warm-up draws as users of its own, who visited before: it warms the server
     and leaves every first visit of the run's users to the measured run."""
     started = time.monotonic()
+    if args.refusals:  # every user has spent the chances it had: every draw is refused
+        tokens = write_tokens(tmp / "tokens.txt", backend, range(args.users), refusals=True)
+        print(f"  {args.users:,} users with no chance left in {time.monotonic() - started:.1f} s")
+        return tokens, tokens
     before = args.first_visits == "before"
     tokens = warm = write_tokens(tmp / "tokens.txt", backend, range(args.users), visit=before)
     made = args.users
@@ -268,9 +281,12 @@ def make_players(args: argparse.Namespace, tmp: Path, backend: Backend) -> tuple
     return tokens, warm
 
 
-def write_tokens(path: Path, backend: Backend, users: range, *, visit: bool) -> Path:
+def write_tokens(
+    path: Path, backend: Backend, users: range, *, visit: bool = True, refusals: bool = False
+) -> Path:
     """The users' tokens, one a line, for draw.lua."""
-    tokens = asyncio.run(create_users_and_sessions(backend, users, visit))
+    activity = REFUSALS_ACTIVITY if refusals else ACTIVITY
+    tokens = asyncio.run(create_users_and_sessions(backend, users, visit, activity))
     path.write_text("\n".join(tokens) + "\n")
     return path
 
@@ -513,7 +529,7 @@ def draw_load(
         seconds,
         args,
         str(tokens),
-        str(ACTIVITY),
+        str(REFUSALS_ACTIVITY if args.refusals else ACTIVITY),
         f"{run}-{secrets.token_hex(4)}",
         str(args.wrk_threads),
     )
@@ -863,6 +879,17 @@ async def integrity(backend: Backend) -> dict[str, Any]:
     }
 
 
+def orders_against_answers(args: argparse.Namespace, report: dict[str, Any]) -> dict[str, Any]:
+    """Every order stored was answered 201, but for the draws still in flight when a wrk run
+    ended (at most its connections, for each run) and the chances spent before a refusals
+    run; an order missing, or one too many, is a lost or a phantom draw."""
+    runs = 3 if args.profile else 2  # warm-up, draws, and the run under py-spy
+    spent = args.users if args.refusals else 0
+    unanswered = report["integrity"]["orders"] - report["answered 201"] - spent
+    bound = args.connections * runs
+    return {"unanswered": unanswered, "bound": bound, "ok": 0 <= unanswered <= bound}
+
+
 class Tally(Counter[str]):
     """Counts by kind while `on`: what the counted draws did, not their warm-up."""
 
@@ -1092,7 +1119,9 @@ def _per_draw(tally: Tally, draws: int, dialect: str) -> dict[str, Any]:
     # The engines do not pre-ping (create_engine); asyncmy rolls back on every return to the
     # pool. An autocommit claim on PostgreSQL fires "tx begin"/"tx commit" without sending
     # them, so its two are counted though not made (0.6 a draw at most).
-    trips = statements + total("tx commit", "tx rollback")
+    # The draw batches' lanes send BEGIN, COMMIT and ROLLBACK on asyncpg themselves.
+    lane = sum(v for k, v in tally.items() if k.startswith("db (lane)")) / draws
+    trips = statements + total("tx commit", "tx rollback") + lane
     if dialect == "postgresql":
         trips += total("tx begin")
     elif dialect in ("mysql", "mariadb"):
@@ -1179,18 +1208,27 @@ def print_summary(report: dict[str, Any]) -> None:
             f"{name:<22}{r['rps']:>10,.0f}{lat['p50']:>9.1f}{lat['p90']:>9.1f}"
             f"{lat['p99']:>9.1f}{lat['max']:>9.1f}  {answers}"
         )
-    if cfg.get("first_visits") == "during" and (draws := report.get("draws")):
+    if (
+        cfg.get("first_visits") == "during"
+        and not cfg.get("refusals")
+        and (draws := report.get("draws"))
+    ):
         # draw.lua takes the users in turn: each user's first draw is a first visit.
         visits = min(cfg["users"], draws["requests"])
         print(f"first visits: {visits:,} of the {draws['requests']:,} draws measured")
     for name in ("draws", "health"):
         if cpu := report.get(f"cpu during {name}"):
             print_cpu(name, cpu, report[name])
+    print_ratio(report)
     if errors := report.get("server errors"):
         print("server exceptions: " + json.dumps(errors, ensure_ascii=False))
     if check := report.get("integrity"):
+        matched = report["orders against answers"]
+        verdict = "ok" if matched["ok"] else "MISMATCH"
         print(
-            f"stored: {check['orders']:,} orders for {report['answered 201']:,} answers 201; "
+            f"stored: {check['orders']:,} orders for {report['answered 201']:,} answers 201 "
+            f"({matched['unanswered']:,} unanswered, in flight at most {matched['bound']:,}: "
+            f"{verdict}); "
             f"wins {check['wins_by_award']}, stock claims {check['stock_claims_by_award']}, "
             f"oversold {check['oversold'] or 'none'}"
         )
@@ -1211,6 +1249,19 @@ def print_summary(report: dict[str, Any]) -> None:
             print_in_flight(concurrent)
     if profile := report.get("profile"):
         print_profile(profile)
+
+
+def print_ratio(report: dict[str, Any]) -> None:
+    """The figures the issue asks for: the rate against health's, and all the CPU a draw costs."""
+    if not (draws := report.get("draws")) or not (health := report.get("health")):
+        return
+    per = draws["cpu_ms_per_request"]
+    total = per["raffle workers"] + per["database + redis servers"]
+    what = "refusals" if report["config"].get("refusals") else "draws"
+    print(
+        f"{what}/s / health req/s: {draws['rps'] / max(health['rps'], 1e-9):.2f}; "
+        f"CPU per {what.removesuffix('s')}: {total:.2f} ms (workers + database + Redis)"
+    )
 
 
 def print_profile(profile: dict[str, Any]) -> None:
@@ -1300,6 +1351,11 @@ def parse_args() -> argparse.Namespace:
         "--native",
         action="store_true",
         help="py-spy --native: Cython and C frames too (else counted as their caller's self time)",
+    )
+    parser.add_argument(
+        "--refusals",
+        action="store_true",
+        help="draws of users with no chance left (each spent its one chance before): refusals/s",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers here")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir and databases")
@@ -1398,6 +1454,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
             "workers": args.workers,
             "deliveries": args.deliveries,
             "first_visits": args.first_visits,
+            "refusals": args.refusals,
             "pg_set": args.pg_set,
             "pool_size": args.pool_size,
             "connections": args.connections,
@@ -1445,6 +1502,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     report["answered 201"] = answered
     report["server errors"] = server_errors(server.log)
     report["integrity"] = asyncio.run(integrity(backend))
+    report["orders against answers"] = orders_against_answers(args, report)
     if args.count_draws:
         report["statements"] = asyncio.run(statements_per_draw(backend, args.count_draws))
     return report
@@ -1471,6 +1529,8 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
         print(f"wrote {args.json}")
+    if not report["orders against answers"]["ok"] or report["integrity"]["oversold"]:
+        raise SystemExit("the stored orders do not match the answers, or a prize was oversold")
 
 
 if __name__ == "__main__":
