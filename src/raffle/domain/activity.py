@@ -79,8 +79,8 @@ class Activity:
 
     def periods(self, now: datetime) -> tuple[str, str]:
         """day(now) and month(now), with one time zone conversion (the draw needs both).
-        `date.isoformat` rather than `strftime`: the same text (years 1000-9999), and both
-        in 4 µs rather than 19 here (every draw computes them)."""
+        `date.isoformat` rather than `strftime`: the same text (years 1000-9999), for less
+        (every draw computes them)."""
         day = now.astimezone(ZoneInfo(self.time_zone)).date().isoformat()
         return day, day[:7]
 
