@@ -87,4 +87,3 @@ async def test_a_chance_prize_in_another_activity_keeps_its_welcome_pack(
     assert delivered.state is WinState.COMPLETED
     account = await _first_visit(raffle, "winner", OTHER)
     assert account.total == OTHER_WELCOME_PACK.total + 5
-
