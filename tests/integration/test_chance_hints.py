@@ -105,6 +105,22 @@ async def test_keys_that_went_to_the_database_are_never_refused(hints: ChanceHin
     assert not (await hints.look(ALICE, TODAY, "k-1", T0)).refused  # its retry replays
 
 
+async def test_a_key_is_remembered_a_day_at_least(hints: ChanceHints) -> None:
+    assert not (await hints.look(ALICE, TODAY, "k-1", T0)).refused
+    later = T0 + timedelta(seconds=KEEP_SECONDS - 1)  # in the next period, or this one
+    await _marked(hints, at=later)
+    assert not (await hints.look(ALICE, TODAY, "k-1", later)).refused
+    assert (await hints.look(ALICE, TODAY, "k-2", later)).refused
+
+
+async def test_memory_forgets_keys_after_two_days() -> None:
+    hints = MemoryChanceHints()
+    assert not (await hints.look(ALICE, TODAY, "k-1", T0)).refused
+    much_later = T0 + timedelta(seconds=2 * KEEP_SECONDS + 1)
+    await _marked(hints, at=much_later)
+    assert (await hints.look(ALICE, TODAY, "k-1", much_later)).refused
+
+
 async def test_concurrent_looks_and_credits_each_get_their_own_answer(
     hints: ChanceHints,
 ) -> None:
@@ -118,10 +134,13 @@ async def test_concurrent_looks_and_credits_each_get_their_own_answer(
 
 async def test_redis_keeps_an_account_a_day_past_its_last_write(redis: Redis, prefix: str) -> None:
     hints = RedisChanceHints(SharedPipeline(redis), prefix=prefix)
+    await hints.look(ALICE, TODAY, "k-1", T0)
     await _marked(hints)
     await hints.begin_credit([ALICE], "c-1", T0)
     record = f"{prefix}{{alice:1}}"
     assert 0 < await redis.pttl(record) <= KEEP_SECONDS * 1000
     assert 0 < await redis.pttl(record + ":credits") <= 2 * CREDIT_SECONDS * 1000
+    [keys] = await redis.keys(record.replace("{", "[{]").replace("}", "[}]") + ":keys:*")
+    assert 0 < await redis.pttl(keys) <= 2 * KEEP_SECONDS * 1000
     await redis.delete(record, record + ":credits")  # Redis lost its data: no refusal
     assert not (await hints.look(ALICE, TODAY, None, T0)).refused

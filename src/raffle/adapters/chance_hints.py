@@ -1,9 +1,10 @@
 """Chance hints (service/refusals.py): in process memory, or in Redis shared by every process.
 
-Each quota account has a record: its generation, its mark (generation and scope) with the
-time it is trusted until, and the keys of draws that went to the database; beside it, the
-credits in flight with their deadlines. The record lives `KEEP_SECONDS` past its last write,
-so its marks and remembered keys go together.
+Each quota account has a record: its generation and its mark (generation and scope) with the
+time it is trusted until, living `KEEP_SECONDS` past its last write; beside it, the credits in
+flight with their deadlines, and the request keys of draws that went to the database by the
+period of `KEEP_SECONDS` they went in, this period's and the last one's looked at, so a key is
+remembered at least `KEEP_SECONDS` and at most twice that.
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ MARK_MS, CREDIT_MS, KEEP_MS = MARK_SECONDS * 1000, CREDIT_SECONDS * 1000, KEEP_S
 REFUSED = Look(refused=True, generation=None)
 
 
-def _key_field(request_key: str | None) -> str:
+def _digest(request_key: str | None) -> str:
     """A request key as remembered: a short digest (two keys that collide both go to the
     database, which is only slower)."""
     if request_key is None:
         return ""
-    return "k:" + hashlib.blake2b(request_key.encode(), digest_size=8).hexdigest()
+    return hashlib.blake2b(request_key.encode(), digest_size=8).hexdigest()
+
+
+def _period(at: float) -> int:
+    return int(at // KEEP_SECONDS)
 
 
 def _generation() -> str:
@@ -46,7 +51,7 @@ class _Record:
     expires_at: float
     mark: str = ""
     mark_until: float = 0.0
-    keys: set[str] = field(default_factory=set)
+    keys: dict[int, set[str]] = field(default_factory=dict)  # by period
     credits: dict[str, float] = field(default_factory=dict)  # credit -> deadline
 
     def busy(self, now: float) -> bool:
@@ -65,15 +70,12 @@ class MemoryChanceHints:
     ) -> Look:
         at = now.timestamp()
         record = self._record(holder, at)
-        key = _key_field(request_key)
+        key, now_period = _digest(request_key), _period(at)
         if record.busy(at):
             self._remember(record, key, at)
             return Look(refused=False, generation=None)
-        if (
-            record.mark == f"{record.generation}|{scope}"
-            and record.mark_until > at
-            and key not in record.keys
-        ):
+        seen = any(key in record.keys.get(p, ()) for p in (now_period, now_period - 1))
+        if record.mark == f"{record.generation}|{scope}" and record.mark_until > at and not seen:
             return REFUSED
         self._remember(record, key, at)
         return Look(refused=False, generation=record.generation)
@@ -110,8 +112,10 @@ class MemoryChanceHints:
     @staticmethod
     def _remember(record: _Record, key: str, at: float) -> None:
         if key:
-            record.keys.add(key)
-            record.expires_at = at + KEEP_SECONDS
+            period = _period(at)
+            record.keys = {p: keys for p, keys in record.keys.items() if p >= period - 1}
+            record.keys.setdefault(period, set()).add(key)
+            record.expires_at = max(record.expires_at, at + KEEP_SECONDS)
 
     def _prune(self, at: float) -> None:
         # Now and then, so accounts seen once do not stay.
@@ -123,9 +127,10 @@ class MemoryChanceHints:
                 del self._records[holder]
 
 
-# KEYS: the record, the credits in flight. ARGV: now (ms), a generation for a new record,
-# the scope, the key field ('' without a key), the record's life (ms). Returns 1 to refuse,
-# else the generation to mark with ('' while a credit is in flight: no mark).
+# KEYS: the record, the credits in flight, this period's keys, the last period's. ARGV: now
+# (ms), a generation for a new record, the scope, the key's digest ('' without a key), the
+# record's life (ms). Returns 1 to refuse, else the generation to mark with ('' while a
+# credit is in flight: no mark).
 _LOOK = LuaScript("""
 local gen = redis.call('HGET', KEYS[1], 'gen')
 if not gen then
@@ -136,15 +141,16 @@ end
 local busy = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf') > 0
 if not busy then
     local mark = redis.call('HMGET', KEYS[1], 'mark', 'until')
-    local seen = ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[4]) == 1
+    local seen = ARGV[4] ~= '' and (redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1
+        or redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1)
     if mark[1] == gen .. '|' .. ARGV[3] and tonumber(mark[2]) > tonumber(ARGV[1])
             and not seen then
         return 1
     end
 end
 if ARGV[4] ~= '' then
-    redis.call('HSET', KEYS[1], ARGV[4], 1)
-    redis.call('PEXPIRE', KEYS[1], ARGV[5])
+    redis.call('SADD', KEYS[3], ARGV[4])
+    redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[5]))
 end
 if busy then
     return ''
@@ -188,8 +194,9 @@ def _ms(now: datetime) -> int:
 
 
 class RedisChanceHints:
-    """A hash per account and a sorted set of its credits in flight, under one hash tag (one
-    Redis Cluster slot); every call is one script, sent through the shared round trips."""
+    """A hash per account, a sorted set of its credits in flight and a set of keys per
+    period, under one hash tag (one Redis Cluster slot); every call is one script, sent
+    through the shared round trips."""
 
     def __init__(self, commands: SharedPipeline, *, prefix: str = "raffle:chances:") -> None:
         self._commands = commands
@@ -198,8 +205,9 @@ class RedisChanceHints:
     async def look(
         self, holder: Holder, scope: str, request_key: str | None, now: datetime
     ) -> Look:
-        key = _key_field(request_key)
-        reply = await self._run(_LOOK, holder, _ms(now), _generation(), scope, key, KEEP_MS)
+        key, period = _digest(request_key), _period(now.timestamp())
+        args = (_ms(now), _generation(), scope, key, KEEP_MS)
+        reply = await self._run(_LOOK, holder, *args, periods=(period, period - 1))
         if reply == 1:
             return REFUSED
         generation = reply.decode() if isinstance(reply, bytes) else str(reply)
@@ -219,7 +227,10 @@ class RedisChanceHints:
     async def end_credit(self, holders: Sequence[Holder], credit: str, now: datetime) -> None:
         await asyncio.gather(*(self._run(_END, h, credit, _generation(), KEEP_MS) for h in holders))
 
-    async def _run(self, script: LuaScript, holder: Holder, *args: str | int) -> Any:
+    async def _run(
+        self, script: LuaScript, holder: Holder, *args: str | int, periods: Sequence[int] = ()
+    ) -> Any:
         user_id, activity_id = holder
         record = f"{self._prefix}{{{user_id}:{activity_id}}}"
-        return await self._commands.run(script, [record, record + ":credits"], args)
+        keys = [record, record + ":credits", *(f"{record}:keys:{p}" for p in periods)]
+        return await self._commands.run(script, keys, args)

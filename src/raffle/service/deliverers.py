@@ -59,7 +59,9 @@ async def chances(grant: Grant, ctx: DeliveryContext) -> Effect:
     sku = await ctx.catalogue.sku(int(grant.award.config))
     pack = await ctx.catalogue.pack(sku.pack_id)
     activity = await ctx.catalogue.activity(sku.activity_id)
-    welcome = await ctx.catalogue.welcome(activity)
+    # The account the prize was drawn from exists: no read for a welcome pack it is owed.
+    drawn_here = activity.id == grant.activity_id
+    welcome = None if drawn_here else await ctx.catalogue.welcome(activity)
     out_business_no = f"award:{grant.order_id}"
     return ChancesCredit(
         PackCredit(

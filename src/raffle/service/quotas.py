@@ -130,10 +130,10 @@ class PackCredit:
 
 
 async def credit_packs(uow: ShardUnitOfWork, credits: Sequence[PackCredit]) -> None:
-    """`credit_pack` for many, in a few statements whatever their number (and one more
-    per account a credit opens): the top-ups recorded together, then the accounts, days and
-    months of those recorded credited together. Only for callers that hold what makes each
-    `out_business_no` theirs (see `TopUpRepository.add_many`)."""
+    """`credit_pack` for many, in a few statements whatever their number (and a read per
+    account credited that has a welcome pack): the top-ups recorded together, then the
+    accounts, days and months of those recorded credited together. Only for callers that
+    hold what makes each `out_business_no` theirs (see `TopUpRepository.add_many`)."""
     orders = [
         TopUpOrder(
             ids.order_id(c.now), c.user_id, c.activity.id, c.sku, c.out_business_no, c.pack, c.now
