@@ -7,15 +7,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, cast
 
 from raffle.bootstrap import Raffle
 from raffle.domain.campaign import Campaign
 from raffle.domain.quota import NoChances, QuotaPack, Sku
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.ports import Shards
 from raffle.service.quotas import TopUp, top_up
 from tests.integration.raffles import ACTIVITY, WELCOME, Build, SettableClock, campaign
+from tests.unit.watched_shards import WatchedShards
 
 USER, SKU, TOP_UP_PACK = "eager", 31, 22
 # Three chances, all of them today; the top-up adds five, two of them today.
@@ -26,28 +25,16 @@ NEXT_DAY = datetime(2026, 11, 21, 16, 0, 10, tzinfo=UTC)  # 00:00:10 the next da
 WAVE = 50
 
 
-class Watched:
-    """The shards, counting every use: a draw that never uses them opened no transaction."""
-
-    def __init__(self, shards: Shards) -> None:
-        self._shards = shards
-        self.uses = 0
-
-    def __getattr__(self, name: str) -> Any:
-        self.uses += 1
-        return getattr(self._shards, name)
-
-
 def _topping_up(now: datetime) -> Campaign:
     base = campaign(pack=WELCOME_PACK, now=now)
     return replace(base, packs=(WELCOME_PACK, FIVE), skus=(Sku(SKU, ACTIVITY, TOP_UP_PACK, 100),))
 
 
-async def _draw(raffle: Raffle, shards: Shards | Watched | None = None) -> DrawResult | None:
+async def _draw(raffle: Raffle, watched: WatchedShards | None = None) -> DrawResult | None:
     try:
         return await draw(
             Draw(USER, ACTIVITY), catalogue=raffle.catalogue,
-            shards=cast(Shards, shards or raffle.shards), stock=raffle.stock, rng=raffle.rng,
+            shards=watched.shards if watched else raffle.shards, stock=raffle.stock, rng=raffle.rng,
             clock=raffle.clock, hints=raffle.hints,
         )  # fmt: skip
     except NoChances:
@@ -95,7 +82,7 @@ async def test_a_refusal_after_the_database_refused_makes_no_transaction(build: 
     raffle = await build(_topping_up(LAST_MINUTE), clock)
     for _ in range(3):
         assert await _draw(raffle) is not None
-    watched = Watched(raffle.shards)
+    watched = WatchedShards(raffle.shards)
     assert await _draw(raffle, watched) is None
     assert watched.uses > 0  # the database said no, and the draw marked the account
     watched.uses = 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
 
 import pytest
 
@@ -15,36 +14,24 @@ from raffle.domain.quota import NoChances
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.delivery import deliver, won_message
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.ports import Shards
 from raffle.service.quotas import my_account
 from raffle.service.refusals import crediting
 from tests.unit.usecase_world import ACTIVITY, PRIZE, SKU, WELCOME, WELCOME_PACK, World, world
+from tests.unit.watched_shards import WatchedShards
 
 NOON = datetime(2026, 11, 21, 4, tzinfo=UTC)  # 12:00 in Shanghai, the activity's zone
 
 
-class Watched:
-    """The shards, counting every use: a draw that never uses them opened no transaction."""
-
-    def __init__(self, shards: Shards) -> None:
-        self._shards = shards
-        self.uses = 0
-
-    def __getattr__(self, name: str) -> Any:
-        self.uses += 1
-        return getattr(self._shards, name)
-
-
-async def _draw(w: World, watched: Watched, key: str | None = None) -> DrawResult:
+async def _draw(w: World, watched: WatchedShards, key: str | None = None) -> DrawResult:
     return await draw(
-        Draw("alice", ACTIVITY, key), catalogue=w.catalogue, shards=cast(Shards, watched),
+        Draw("alice", ACTIVITY, key), catalogue=w.catalogue, shards=watched.shards,
         stock=w.stock, rng=w.rng, clock=w.clock, hints=w.hints,
     )  # fmt: skip
 
 
-async def _spent(w: World) -> Watched:
+async def _spent(w: World) -> WatchedShards:
     """Alice's three chances of the day drawn, and the fourth refused by the database."""
-    watched = Watched(w.shards)
+    watched = WatchedShards(w.shards)
     for _ in range(3):
         await _draw(w, watched)
     with pytest.raises(NoChances):
@@ -84,7 +71,7 @@ async def test_a_new_day_goes_to_the_database_once() -> None:
 async def test_a_retry_of_a_draw_that_went_to_the_database_replays_it_after_a_mark() -> None:
     w = world()
     w.clock.current = NOON
-    watched = Watched(w.shards)
+    watched = WatchedShards(w.shards)
     await _draw(w, watched)
     await _draw(w, watched)
     last = await _draw(w, watched, key="k-3")
@@ -157,7 +144,7 @@ async def test_a_mark_lives_its_life() -> None:
 async def test_a_welcome_pack_given_to_the_activity_after_a_refusal_is_seen_at_once() -> None:
     w = world(welcome=None)
     w.clock.current = NOON
-    watched = Watched(w.shards)
+    watched = WatchedShards(w.shards)
     with pytest.raises(NoChances):
         await _draw(w, watched)
     w.config.packs[WELCOME] = WELCOME_PACK
@@ -180,7 +167,7 @@ async def test_a_chance_prize_for_a_refused_user_is_seen_at_once() -> None:
 async def test_a_first_look_after_a_refusal_with_no_welcome_pack_changes_nothing() -> None:
     w = world(welcome=None)
     w.clock.current = NOON
-    watched = Watched(w.shards)
+    watched = WatchedShards(w.shards)
     with pytest.raises(NoChances):
         await _draw(w, watched)
     account = await my_account(
