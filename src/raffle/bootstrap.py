@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
+from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
@@ -33,6 +34,7 @@ from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.ports import (
     Broker,
+    ChanceHints,
     Clock,
     IdempotencyStore,
     PrizeStock,
@@ -64,6 +66,7 @@ class Raffle:
     idempotency: IdempotencyStore
     calendar: SignInCalendar
     broker: Broker
+    hints: ChanceHints  # marks for refusing draws of users without a chance, fast
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
@@ -75,7 +78,7 @@ class Raffle:
         return SqlUnitOfWork(self.engines[0])
 
     def delivery(self) -> DeliveryContext:
-        return DeliveryContext(self.catalogue, self.uow, self.shards, self.clock)
+        return DeliveryContext(self.catalogue, self.uow, self.shards, self.clock, self.hints)
 
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up."""
@@ -107,6 +110,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     stock: PrizeStock
     sessions: SessionStore
     limiter: RateLimiter
+    hints: ChanceHints
     redis = _redis(settings.redis_url) if settings.redis_url else None
     tables = settings.shard_tables
     batches = batches_for(databases, tables, settings.draw_batch_size)
@@ -128,6 +132,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         stock = MemoryPrizeStock(left)
         sessions = SqlSessionStore(config, clock)
         limiter = MemoryRateLimiter(clock)
+        hints = MemoryChanceHints()
     else:
         # Stock claims and warm-ups get their own pool: they run while a draw's transaction
         # holds a connection, and sharing one pool would let busy draws starve them.
@@ -142,6 +147,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         stock = RedisPrizeStock(redis, claims, stocks, clock, commands=commands)
         sessions = RedisSessionStore(redis, clock, commands=commands)
         limiter = RedisRateLimiter(redis, commands=commands)
+        hints = RedisChanceHints(commands)
     return Raffle(
         settings=settings,
         engines=engines,
@@ -154,6 +160,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         idempotency=SqlIdempotencyStore(config, clock),
         calendar=calendar,
         broker=_broker(settings),
+        hints=hints,
         redis=redis,
         redis_commands=commands,
         claims=claims.counts if claims else None,

@@ -83,6 +83,7 @@ async def draw_wins(raffle: Raffle, users: int, each: int) -> list[str]:
                 stock=raffle.stock,
                 rng=raffle.rng,
                 clock=raffle.clock,
+                hints=raffle.hints,
             )
             orders.append(result.order_id)
         return orders

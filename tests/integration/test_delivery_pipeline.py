@@ -223,6 +223,7 @@ async def test_a_draw_that_dies_before_its_commit_leaves_nothing_to_deliver(
                 stock=raffle.stock,
                 rng=raffle.rng,
                 clock=raffle.clock,
+                hints=raffle.hints,
             )
         orders = await draw_wins(raffle, users=20, each=3)
         async with running(raffle):

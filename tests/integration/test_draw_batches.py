@@ -55,7 +55,7 @@ def users_of_lane_0(raffle: Raffle, count: int) -> list[str]:
 async def one(raffle: Raffle, cmd: Draw) -> DrawResult:
     return await draw(
         cmd, catalogue=raffle.catalogue, shards=raffle.shards,
-        stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+        stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
     )  # fmt: skip
 
 

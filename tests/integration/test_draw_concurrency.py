@@ -45,7 +45,7 @@ async def answers(raffle: Raffle, draws: list[Draw]) -> list[DrawResult | None]:
             try:
                 return await draw(
                     cmd, catalogue=raffle.catalogue, shards=raffle.shards,
-                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
                 )  # fmt: skip
             except NoChances:
                 return None
@@ -273,20 +273,25 @@ async def at_once(steps: list[Step]) -> list[object]:
 def drawing(raffle: Raffle, user_id: str) -> Step:
     return lambda: draw(
         Draw(user_id, ACTIVITY), catalogue=raffle.catalogue, shards=raffle.shards,
-        stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+        stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
     )  # fmt: skip
 
 
 def looking(raffle: Raffle, user_id: str) -> Step:
     return lambda: my_account(
-        user_id, ACTIVITY, catalogue=raffle.catalogue, shards=raffle.shards, clock=raffle.clock
+        user_id,
+        ACTIVITY,
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        clock=raffle.clock,
+        hints=raffle.hints,
     )
 
 
 def signing_in(raffle: Raffle, user_id: str) -> Step:
     return lambda: sign_in(
         user_id, ACTIVITY, catalogue=raffle.catalogue, config=raffle.uow, shards=raffle.shards,
-        clock=raffle.clock, calendar=raffle.calendar,
+        clock=raffle.clock, calendar=raffle.calendar, hints=raffle.hints,
     )  # fmt: skip
 
 
@@ -309,7 +314,7 @@ async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(
             try:
                 return await draw(
                     cmd, catalogue=raffle.catalogue, shards=raffle.shards,
-                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
                 )  # fmt: skip
             except Unavailable:
                 return "unavailable"

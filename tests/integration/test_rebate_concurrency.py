@@ -31,7 +31,7 @@ def rebating(now: datetime | None = None) -> Campaign:
 async def _sign_in(raffle: Raffle, user: str) -> SignIn:
     return await sign_in(
         user, ACTIVITY, catalogue=raffle.catalogue, config=raffle.uow, shards=raffle.shards,
-        clock=raffle.clock, calendar=raffle.calendar,
+        clock=raffle.clock, calendar=raffle.calendar, hints=raffle.hints,
     )  # fmt: skip
 
 
@@ -100,6 +100,7 @@ async def test_fifty_exchanges_at_once_on_a_balance_for_three_exchange_three(
             done = await exchange(
                 Exchange("buyer", SKU, f"key-{n}"), catalogue=raffle.catalogue,
                 config=raffle.uow, shards=raffle.shards, clock=raffle.clock,
+                hints=raffle.hints,
             )  # fmt: skip
         except InsufficientPoints:
             return "insufficient"
@@ -133,6 +134,7 @@ async def test_one_exchange_key_sent_twenty_times_at_once_exchanges_once(build: 
                 config=raffle.uow,
                 shards=raffle.shards,
                 clock=raffle.clock,
+                hints=raffle.hints,
             )
             for _ in range(20)
         )

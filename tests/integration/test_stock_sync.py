@@ -44,6 +44,7 @@ async def test_leaked_units_are_given_back_and_a_sold_out_prize_announced(
                 stock=raffle.stock,
                 rng=raffle.rng,
                 clock=raffle.clock,
+                hints=raffle.hints,
             )
         [before] = await _report(raffle)
         assert (before.claims, before.wins, before.leaked, before.left) == (30, 25, 5, 0)
@@ -86,6 +87,7 @@ async def test_leaked_units_are_given_back_and_a_sold_out_prize_announced(
                 stock=raffle.stock,
                 rng=raffle.rng,
                 clock=raffle.clock,
+                hints=raffle.hints,
             )
         assert await sync() == 0
         assert await sync() == 0

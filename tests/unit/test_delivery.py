@@ -14,7 +14,7 @@ from tests.unit.usecase_world import ACTIVITY, PRIZE, SKU, THANKS, WELCOME_PACK,
 
 
 def _context(w: World) -> DeliveryContext:
-    return DeliveryContext(w.catalogue, w.uow, w.shards, w.clock)
+    return DeliveryContext(w.catalogue, w.uow, w.shards, w.clock, w.hints)
 
 
 async def _won(w: World, user: str = "alice") -> str:

@@ -107,6 +107,7 @@ async def test_an_unknown_activity_is_an_error() -> None:
             stock=w.stock,
             rng=w.rng,
             clock=w.clock,
+            hints=w.hints,
         )
 
 
@@ -181,5 +182,6 @@ async def test_a_draw_key_reused_in_another_activity_is_refused() -> None:
             stock=w.stock,
             rng=w.rng,
             clock=w.clock,
+            hints=w.hints,
         )
     assert len(w.shards.store.orders) == 1

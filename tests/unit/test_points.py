@@ -31,6 +31,7 @@ async def _exchange(w: World, key: str | None = None, user: str = "alice") -> Ex
         config=w.uow,
         shards=w.shards,
         clock=w.clock,
+        hints=w.hints,
     )
 
 
@@ -97,7 +98,7 @@ async def test_an_exchange_key_used_again_for_another_sku_is_refused() -> None:
     with pytest.raises(KeyReused):
         await exchange(
             Exchange("alice", 32, "k-1"), catalogue=w.catalogue, config=w.uow,
-            shards=w.shards, clock=w.clock,
+            shards=w.shards, clock=w.clock, hints=w.hints,
         )  # fmt: skip
     assert w.shards.store.points["alice"].available == 150
     assert w.config.sku_left[32] == 10

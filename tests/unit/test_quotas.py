@@ -42,6 +42,7 @@ async def test_an_unknown_sku_is_an_error() -> None:
             config=w.uow,
             shards=w.shards,
             clock=w.clock,
+            hints=w.hints,
         )
 
 
@@ -57,11 +58,11 @@ async def test_a_top_up_adds_to_todays_remaining_chances() -> None:
 async def test_the_first_look_at_an_account_opens_it_with_the_welcome_pack() -> None:
     w = world()
     account = await my_account(
-        "carol", ACTIVITY, catalogue=w.catalogue, shards=w.shards, clock=w.clock
+        "carol", ACTIVITY, catalogue=w.catalogue, shards=w.shards, clock=w.clock, hints=w.hints
     )
     assert (account.total, account.chances, account.draws) == (10, 3, 0)
     again = await my_account(
-        "carol", ACTIVITY, catalogue=w.catalogue, shards=w.shards, clock=w.clock
+        "carol", ACTIVITY, catalogue=w.catalogue, shards=w.shards, clock=w.clock, hints=w.hints
     )
     assert again == account
 

@@ -47,7 +47,7 @@ def calendar(w: World) -> DatabaseSignInCalendar:
 async def _sign_in(w: World, user: str = "alice") -> SignIn:
     return await sign_in(
         user, ACTIVITY, catalogue=w.catalogue, config=w.uow, shards=w.shards,
-        clock=w.clock, calendar=calendar(w),
+        clock=w.clock, calendar=calendar(w), hints=w.hints,
     )  # fmt: skip
 
 
@@ -60,7 +60,7 @@ async def _calendar(w: World, month: str | None = None) -> SignIns:
 async def _report(w: World, behaviour: str, key: str) -> RebateResult:
     return await rebate(
         Behaviour("alice", ACTIVITY, behaviour, key),
-        catalogue=w.catalogue, config=w.uow, shards=w.shards, clock=w.clock,
+        catalogue=w.catalogue, config=w.uow, shards=w.shards, clock=w.clock, hints=w.hints,
     )  # fmt: skip
 
 

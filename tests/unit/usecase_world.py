@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
+from raffle.adapters.chance_hints import MemoryChanceHints
 from raffle.adapters.randomness import SeededRandomSource
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind
@@ -27,6 +28,7 @@ class World:
     stock: FakePrizeStock = field(default_factory=FakePrizeStock)
     clock: FakeClock = field(default_factory=FakeClock)
     rng: SeededRandomSource = field(default_factory=lambda: SeededRandomSource(7))
+    hints: MemoryChanceHints = field(default_factory=MemoryChanceHints)
 
     def __post_init__(self) -> None:
         self.catalogue = Catalogue(self.uow, ttl=0)
@@ -42,6 +44,7 @@ class World:
             stock=self.stock,
             rng=self.rng,
             clock=self.clock,
+            hints=self.hints,
         )
 
     async def top_up(self, user: str = "alice", business_no: str = "p-1") -> TopUpResult:
@@ -51,6 +54,7 @@ class World:
             config=self.uow,
             shards=self.shards,
             clock=self.clock,
+            hints=self.hints,
         )
 
     def set_state(self, state: ActivityState) -> None:

@@ -14,6 +14,7 @@ queue, and the record is marked failed for operators to see.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from raffle.domain.awards import AwardKind
@@ -21,8 +22,9 @@ from raffle.domain.delivery import Grant
 from raffle.service import effects
 from raffle.service.catalogue import Catalogue
 from raffle.service.points import earn
-from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
+from raffle.service.ports import ChanceHints, Clock, Shards, ShardUnitOfWork, UnitOfWork
 from raffle.service.quotas import PackCredit, credit_pack, credit_packs
+from raffle.service.refusals import crediting
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,7 @@ class DeliveryContext:
     config: Callable[[], UnitOfWork]
     shards: Shards
     clock: Clock
+    hints: ChanceHints
 
 
 Effect = Callable[[ShardUnitOfWork], Awaitable[None]]
@@ -51,13 +54,19 @@ async def thanks(grant: Grant, ctx: DeliveryContext) -> Effect:
 async def chances(grant: Grant, ctx: DeliveryContext) -> Effect:
     """Credit the chances of the SKU named by the award's config, as a top-up whose
     `out_business_no` is derived from the order id (a repeat credits nothing). The prize's
-    own stock was taken at the draw, so the SKU's stock for sale is not touched."""
+    own stock was taken at the draw, so the SKU's stock for sale is not touched. An account
+    it opens (the SKU may sell another activity's chances) gets the welcome pack first."""
     sku = await ctx.catalogue.sku(int(grant.award.config))
     pack = await ctx.catalogue.pack(sku.pack_id)
     activity = await ctx.catalogue.activity(sku.activity_id)
+    # The account the prize was drawn from exists: no read for a welcome pack it is owed.
+    drawn_here = activity.id == grant.activity_id
+    welcome = None if drawn_here else await ctx.catalogue.welcome(activity)
     out_business_no = f"award:{grant.order_id}"
     return ChancesCredit(
-        PackCredit(grant.user_id, activity, sku.sku, pack, out_business_no, ctx.clock.now())
+        PackCredit(
+            grant.user_id, activity, sku.sku, pack, welcome, out_business_no, ctx.clock.now()
+        )
     )
 
 
@@ -75,6 +84,7 @@ class ChancesCredit:
             activity=c.activity,
             sku=c.sku,
             pack=c.pack,
+            welcome=c.welcome,
             out_business_no=c.out_business_no,
             now=c.now,
         )
@@ -82,6 +92,15 @@ class ChancesCredit:
     @staticmethod
     async def together(uow: ShardUnitOfWork, effects: Sequence[ChancesCredit]) -> None:
         await credit_packs(uow, [effect.credit for effect in effects])
+
+
+def crediting_of(
+    effects: Sequence[Effect], ctx: DeliveryContext
+) -> AbstractAsyncContextManager[None]:
+    """To hold around the transaction that writes `effects` and its commit: the accounts
+    they credit chances to (service/refusals.py)."""
+    holders = {e.credit.holder for e in effects if isinstance(e, ChancesCredit)}
+    return crediting(ctx.hints, holders, ctx.clock)
 
 
 Together = Callable[[ShardUnitOfWork, Sequence[Effect]], Awaitable[None]]

@@ -20,6 +20,7 @@ from raffle.service.deliverers import (
     DeliveryContext,
     Effect,
     Together,
+    crediting_of,
     together_of,
 )
 from raffle.service.ports import Shards, ShardUnitOfWork
@@ -48,7 +49,7 @@ async def deliver(
     under the order id's unique key, and writes the kind's effect.
     """
     grant, effect = await _prepare(message, ctx, deliverers)
-    async with ctx.shards.for_user(grant.user_id) as uow:
+    async with crediting_of([effect], ctx), ctx.shards.for_user(grant.user_id) as uow:
         delivered = await _record(uow, grant, effect, ctx.clock.now())
         await fault("delivery.before_commit")
         await uow.commit()
@@ -79,7 +80,10 @@ async def deliver_together(
         # One order of locking for every batch: two batches on a shard never deadlock.
         group.sort(key=lambda item: (item[1].user_id, item[1].order_id))
         try:
-            async with ctx.shards.for_user(group[0][1].user_id) as uow:
+            async with (
+                crediting_of([effect for _, _, effect in group], ctx),
+                ctx.shards.for_user(group[0][1].user_id) as uow,
+            ):
                 unknown = await _record_many(uow, group, ctx.clock.now())
                 await fault("delivery.before_commit")
                 await uow.commit()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from raffle.domain.delivery import WON
 from raffle.domain.draws import ActivityNotOpen
+from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
 from raffle.service.draw_batch import draw_in_batch
 from raffle.service.drawing import Attempt, Draw, DrawResult, draw_alone
-from raffle.service.ports import Clock, PrizeStock, Shards
+from raffle.service.ports import ChanceHints, Clock, PrizeStock, Shards
+from raffle.service.refusals import look
 
 __all__ = ["WON", "Draw", "DrawResult", "draw"]
 
@@ -21,6 +23,7 @@ async def draw(
     stock: PrizeStock,
     rng: RandomSource,
     clock: Clock,
+    hints: ChanceHints,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -32,6 +35,9 @@ async def draw(
     Where the shards can (PostgreSQL), that transaction is shared with the draws of other
     users on the same database that arrived while the previous one was in flight (group
     commit, see draw_batch): the same steps, each statement carrying the whole batch.
+
+    A user the database just found without a chance is refused from the hints, without a
+    transaction (service/refusals.py).
     """
     now = clock.now()
     activity = await catalogue.activity(cmd.activity_id)
@@ -39,8 +45,13 @@ async def draw(
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
     engine = await catalogue.engine(activity)
     welcome = await catalogue.welcome(activity)
+    refusal = await look(hints, cmd.user_id, activity, welcome, cmd.request_key, now)
     await stock.prepare(activity.strategy_id)
     attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now)
-    if shards.batches is None:
-        return await draw_alone(attempt, shards)
-    return await draw_in_batch(attempt, shards, shards.batches)
+    try:
+        if shards.batches is None:
+            return await draw_alone(attempt, shards)
+        return await draw_in_batch(attempt, shards, shards.batches)
+    except NoChances:
+        await refusal.noted()
+        raise

@@ -22,8 +22,9 @@ from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
-from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
-from raffle.service.quotas import credit_pack, welcome_first
+from raffle.service.ports import ChanceHints, Clock, Shards, ShardUnitOfWork, UnitOfWork
+from raffle.service.quotas import credit_pack
+from raffle.service.refusals import crediting
 from raffle.service.sku_units import held_unit
 
 
@@ -107,6 +108,7 @@ async def exchange(
     config: Callable[[], UnitOfWork],
     shards: Shards,
     clock: Clock,
+    hints: ChanceHints,
 ) -> ExchangeResult:
     """Buy the SKU's chances with points: the points order, the debit, the top-up and the
     credit in one transaction on the user's shard. A balance that does not cover the price
@@ -123,7 +125,7 @@ async def exchange(
         await catalogue.welcome(activity),
         exchange_business_no(cmd.request_key, now), now,
     )  # fmt: skip
-    return await retried(lambda: _exchange(purchase, config, shards))
+    return await retried(lambda: _exchange(purchase, config, shards, hints, clock))
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,11 @@ class _Purchase:
 
 
 async def _exchange(
-    p: _Purchase, config: Callable[[], UnitOfWork], shards: Shards
+    p: _Purchase,
+    config: Callable[[], UnitOfWork],
+    shards: Shards,
+    hints: ChanceHints,
+    clock: Clock,
 ) -> ExchangeResult:
     async with shards.for_user(p.user_id) as uow:  # read only: a repeat, or a short balance
         if (found := await uow.points.by_business_no(p.user_id, p.business_no)) is not None:
@@ -154,7 +160,11 @@ async def _exchange(
             raise InsufficientPoints(
                 f"SKU {p.sku.sku} costs {p.sku.price_points} points; {balance.available} available"
             )
-    async with held_unit(config, p.sku.sku) as hold, shards.for_user(p.user_id) as uow:
+    async with (
+        held_unit(config, p.sku.sku) as hold,
+        crediting(hints, [(p.user_id, p.activity.id)], clock),
+        shards.for_user(p.user_id) as uow,
+    ):
         spent = await spend(
             uow, user_id=p.user_id, amount=p.sku.price_points, out_business_no=p.business_no,
             reason=p.reason, now=p.now,
@@ -163,7 +173,6 @@ async def _exchange(
             return await _result(uow, p, exchanged=False)  # a concurrent twin got there first
         order = await uow.points.by_business_no(p.user_id, p.business_no)
         assert order is not None
-        await welcome_first(uow, p.user_id, p.activity, p.welcome, p.now)
         top_up_no = f"points-{order.order_id}"  # new with the points order, so never a repeat
         await credit_pack(
             uow,
@@ -171,6 +180,7 @@ async def _exchange(
             activity=p.activity,
             sku=p.sku.sku,
             pack=p.pack,
+            welcome=p.welcome,
             out_business_no=top_up_no,
             now=p.now,
         )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from raffle.domain.quota import QuotaAccount
 from raffle.service.activities import PublishedOdds, PublishedPrize, published_odds
 from raffle.service.catalogue import Catalogue
-from raffle.service.ports import Clock, PrizeStock, Shards
+from raffle.service.ports import ChanceHints, Clock, PrizeStock, Shards
 from raffle.service.quotas import my_account
 
 
@@ -40,11 +40,12 @@ async def my_prizes(
     shards: Shards,
     stock: PrizeStock,
     clock: Clock,
+    hints: ChanceHints,
 ) -> MyPrizes:
     """Counts are of draws *including* the next one: with 2 draws made and `lock: 3`, the
     next draw can win the prize, so nothing is left to unlock."""
     account = await my_account(
-        user_id, activity_id, catalogue=catalogue, shards=shards, clock=clock
+        user_id, activity_id, catalogue=catalogue, shards=shards, clock=clock, hints=hints
     )
     odds = await published_odds(activity_id, catalogue=catalogue, stock=stock)
     upcoming = account.draws + 1

@@ -10,7 +10,8 @@ from raffle.domain.activity import Activity
 from raffle.domain.quota import QuotaAccount, QuotaPack, SkuSoldOut, TopUpOrder
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
-from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
+from raffle.service.ports import ChanceHints, Clock, Holder, Shards, ShardUnitOfWork, UnitOfWork
+from raffle.service.refusals import crediting
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +34,10 @@ async def top_up(
     config: Callable[[], UnitOfWork],
     shards: Shards,
     clock: Clock,
+    hints: ChanceHints,
 ) -> TopUpResult:
-    """Credit the SKU's pack to the user's account, once per `out_business_no`.
+    """Credit the SKU's pack to the user's account, once per `out_business_no`; an account
+    it opens gets the welcome pack first.
 
     The SKU's stock lives in the configuration database and the account in the user's
     shard, so they are two transactions: the unit is taken first (guarded, never below
@@ -43,6 +46,7 @@ async def top_up(
     sku = await catalogue.sku(cmd.sku)
     pack = await catalogue.pack(sku.pack_id)
     activity = await catalogue.activity(sku.activity_id)
+    welcome = await catalogue.welcome(activity)
     now = clock.now()
     day, month = activity.day(now), activity.month(now)
     async with shards.for_user(cmd.user_id) as uow:
@@ -54,13 +58,17 @@ async def top_up(
         await cfg.commit()
     credited = False
     try:
-        async with shards.for_user(cmd.user_id) as uow:
+        async with (
+            crediting(hints, [(cmd.user_id, activity.id)], clock),
+            shards.for_user(cmd.user_id) as uow,
+        ):
             credited = await credit_pack(
                 uow,
                 user_id=cmd.user_id,
                 activity=activity,
                 sku=sku.sku,
                 pack=pack,
+                welcome=welcome,
                 out_business_no=cmd.out_business_no,
                 now=now,
             )
@@ -82,11 +90,13 @@ async def credit_pack(
     activity: Activity,
     sku: int,
     pack: QuotaPack,
+    welcome: QuotaPack | None,
     out_business_no: str,
     now: datetime,
 ) -> bool:
     """In `uow`: record the top-up and credit the pack, unless this user's
-    `out_business_no` was credited before (False, nothing changed)."""
+    `out_business_no` was credited before (False, nothing changed). An account it opens
+    gets the welcome pack first. The caller holds the account in `crediting`."""
     added = await uow.top_ups.add(
         order_id=ids.order_id(now),
         user_id=user_id,
@@ -97,6 +107,7 @@ async def credit_pack(
         at=now,
     )
     if added:
+        await welcome_first(uow, user_id, activity, welcome, now)
         await uow.quotas.credit(user_id, activity.id, pack, activity.day(now), activity.month(now))
     return added
 
@@ -109,15 +120,20 @@ class PackCredit:
     activity: Activity
     sku: int
     pack: QuotaPack
+    welcome: QuotaPack | None
     out_business_no: str
     now: datetime
 
+    @property
+    def holder(self) -> Holder:
+        return self.user_id, self.activity.id
+
 
 async def credit_packs(uow: ShardUnitOfWork, credits: Sequence[PackCredit]) -> None:
-    """`credit_pack` for many, in a few statements whatever their number: the top-ups
-    recorded together, then the accounts, days and months of those recorded credited
-    together. Only for callers that hold what makes each `out_business_no` theirs (see
-    `TopUpRepository.add_many`)."""
+    """`credit_pack` for many, in a few statements whatever their number (and a read per
+    account credited that has a welcome pack): the top-ups recorded together, then the
+    accounts, days and months of those recorded credited together. Only for callers that
+    hold what makes each `out_business_no` theirs (see `TopUpRepository.add_many`)."""
     orders = [
         TopUpOrder(
             ids.order_id(c.now), c.user_id, c.activity.id, c.sku, c.out_business_no, c.pack, c.now
@@ -125,11 +141,13 @@ async def credit_packs(uow: ShardUnitOfWork, credits: Sequence[PackCredit]) -> N
         for c in credits
     ]
     added = await uow.top_ups.add_many(orders)
+    fresh = [c for c, order in zip(credits, orders, strict=True) if order.order_id in added]
+    for c in {c.holder: c for c in fresh}.values():
+        await welcome_first(uow, c.user_id, c.activity, c.welcome, c.now)
     await uow.quotas.credit_many(
         [
             (c.user_id, c.activity.id, c.pack, c.activity.day(c.now), c.activity.month(c.now))
-            for c, order in zip(credits, orders, strict=True)
-            if order.order_id in added
+            for c in fresh
         ]
     )
 
@@ -150,15 +168,26 @@ async def welcome_first(
 
 
 async def my_account(
-    user_id: str, activity_id: int, *, catalogue: Catalogue, shards: Shards, clock: Clock
+    user_id: str,
+    activity_id: int,
+    *,
+    catalogue: Catalogue,
+    shards: Shards,
+    clock: Clock,
+    hints: ChanceHints,
 ) -> QuotaAccount:
     """The user's chances in an activity; a first visit opens it with the welcome pack."""
     activity = await catalogue.activity(activity_id)
     welcome = await catalogue.welcome(activity)
     now = clock.now()
-    async with shards.for_user(user_id) as uow:
+    day, month = activity.periods(now)
+    async with shards.for_user(user_id) as uow:  # a look: no credit, so marks stay
+        if (found := await uow.quotas.get(user_id, activity.id, day, month)) is not None:
+            return found
+    holders = [] if welcome is None else [(user_id, activity.id)]
+    async with crediting(hints, holders, clock), shards.for_user(user_id) as uow:
         opened = await uow.quotas.open(user_id, activity.id, welcome)
-        account = await _account(uow, user_id, activity.id, activity.day(now), activity.month(now))
+        account = await _account(uow, user_id, activity.id, day, month)
         if opened:
             await uow.commit()
     return account

@@ -26,8 +26,9 @@ from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.contention import retried
 from raffle.service.points import earn
-from raffle.service.ports import Clock, Shards, SignInCalendar, UnitOfWork
-from raffle.service.quotas import credit_pack, welcome_first
+from raffle.service.ports import ChanceHints, Clock, Shards, SignInCalendar, UnitOfWork
+from raffle.service.quotas import credit_pack
+from raffle.service.refusals import crediting
 from raffle.service.sku_units import held_unit
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ async def rebate(
     config: Callable[[], UnitOfWork],
     shards: Shards,
     clock: Clock,
+    hints: ChanceHints,
 ) -> RebateResult:
     """Grant what the activity's rule for the behaviour grants, once per business key.
 
@@ -64,18 +66,23 @@ async def rebate(
     if cmd.behaviour == SIGN_IN:
         # Its business key is a day the calendar reads back: only `sign_in` itself writes it.
         raise InvalidBehaviour(f"{SIGN_IN!r} is reported by the player signing in")
-    return await _rebate(cmd, clock.now(), catalogue=catalogue, config=config, shards=shards)
+    return await _rebate(cmd, clock.now(), _Doors(catalogue, config, shards, clock, hints))
 
 
-async def _rebate(
-    cmd: Behaviour,
-    now: datetime,
-    *,
-    catalogue: Catalogue,
-    config: Callable[[], UnitOfWork],
-    shards: Shards,
-) -> RebateResult:
+@dataclass(frozen=True, slots=True)
+class _Doors:
+    """What a rebate goes through."""
+
+    catalogue: Catalogue
+    config: Callable[[], UnitOfWork]
+    shards: Shards
+    clock: Clock
+    hints: ChanceHints
+
+
+async def _rebate(cmd: Behaviour, now: datetime, doors: _Doors) -> RebateResult:
     check_behaviour(cmd.behaviour, cmd.business_key)
+    catalogue = doors.catalogue
     activity = await catalogue.activity(cmd.activity_id)
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open")
@@ -88,7 +95,7 @@ async def _rebate(
         (sku, await catalogue.pack(sku.pack_id)) if sku is not None else None,
         await catalogue.welcome(activity),
     )  # fmt: skip
-    return await retried(lambda: _grant(grant, config, shards))
+    return await retried(lambda: _grant(grant, doors))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,20 +108,24 @@ class _Grant:
     welcome: QuotaPack | None
 
 
-async def _grant(g: _Grant, config: Callable[[], UnitOfWork], shards: Shards) -> RebateResult:
-    cmd = g.cmd
+async def _grant(g: _Grant, doors: _Doors) -> RebateResult:
+    cmd, shards = g.cmd, doors.shards
     key = (cmd.user_id, cmd.activity_id, cmd.behaviour, cmd.business_key)
     async with shards.for_user(cmd.user_id) as uow:  # most repeats end here, cheaply
         if (found := await uow.rebates.get(*key)) is not None:
             return RebateResult(False, found)
     order = _order(cmd, g.rule, g.now)
-    async with held_unit(config, g.rule.sku) as hold, shards.for_user(cmd.user_id) as uow:
+    holders = [] if g.chances is None else [(cmd.user_id, g.activity.id)]
+    async with (
+        held_unit(doors.config, g.rule.sku) as hold,
+        crediting(doors.hints, holders, doors.clock),
+        shards.for_user(cmd.user_id) as uow,
+    ):
         if not await uow.rebates.add(order):
             found = await uow.rebates.get(*key)
             assert found is not None, "the twin that won has committed its order"
             return RebateResult(False, found)
         if g.chances is not None:
-            await welcome_first(uow, cmd.user_id, g.activity, g.welcome, g.now)
             sku, pack = g.chances
             await credit_pack(
                 uow,
@@ -122,6 +133,7 @@ async def _grant(g: _Grant, config: Callable[[], UnitOfWork], shards: Shards) ->
                 activity=g.activity,
                 sku=sku.sku,
                 pack=pack,
+                welcome=g.welcome,
                 out_business_no=order.business_no,
                 now=g.now,
             )
@@ -168,13 +180,14 @@ async def sign_in(
     shards: Shards,
     clock: Clock,
     calendar: SignInCalendar,
+    hints: ChanceHints,
 ) -> SignIn:
     """Sign in today (the activity's calendar day): the `sign_in` rebate, once a day."""
     now = clock.now()  # once: the business key and the rebate's time agree at midnight
     activity = await catalogue.activity(activity_id)
     today = _local_day(activity, now)
     cmd = Behaviour(user_id, activity_id, SIGN_IN, today.isoformat())
-    done = await _rebate(cmd, now, catalogue=catalogue, config=config, shards=shards)
+    done = await _rebate(cmd, now, _Doors(catalogue, config, shards, clock, hints))
     # Also on a repeat: it heals a mark that an earlier call failed to write.
     await calendar.mark(user_id, activity_id, today)
     count = await _streak(_Months(calendar, user_id, activity), today)

@@ -15,6 +15,7 @@ from raffle.service.ports.config import (
     UnitOfWork,
     UserRepository,
 )
+from raffle.service.ports.hints import ChanceHints, Holder, Look
 from raffle.service.ports.runtime import (
     Broker,
     Handler,
@@ -48,6 +49,7 @@ __all__ = [
     "Broker",
     "CampaignLoads",
     "Chance",
+    "ChanceHints",
     "Claim",
     "Clock",
     "CodePoolRepository",
@@ -57,7 +59,9 @@ __all__ = [
     "DrawBatch",
     "DrawBatches",
     "Handler",
+    "Holder",
     "IdempotencyStore",
+    "Look",
     "OrderRepository",
     "OutboxRepository",
     "PackRepository",

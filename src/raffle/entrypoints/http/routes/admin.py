@@ -90,6 +90,7 @@ async def grant(
             config=raffle.uow,
             shards=raffle.shards,
             clock=raffle.clock,
+            hints=raffle.hints,
         )
         return TopUpOut(credited=result.credited, account=AccountOut.of(result.account))
 

@@ -59,6 +59,7 @@ async def sign_in_today(
             shards=raffle.shards,
             clock=raffle.clock,
             calendar=raffle.calendar,
+            hints=raffle.hints,
         )
         return SignInOut(
             granted=done.granted, day=done.day, streak=done.streak, rebate=RebateOut.of(done.order)
@@ -142,6 +143,7 @@ async def exchange_points(
             config=raffle.uow,
             shards=raffle.shards,
             clock=raffle.clock,
+            hints=raffle.hints,
         )
         return ExchangeOut(
             exchanged=done.exchanged,
@@ -176,6 +178,7 @@ async def report_behaviour(
             config=raffle.uow,
             shards=raffle.shards,
             clock=raffle.clock,
+            hints=raffle.hints,
         )
         return BehaviourOut(granted=done.granted, rebate=RebateOut.of(done.order))
 

@@ -64,6 +64,7 @@ async def account(activity_id: int, session: CurrentSession, raffle: RaffleDep) 
         catalogue=raffle.catalogue,
         shards=raffle.shards,
         clock=raffle.clock,
+        hints=raffle.hints,
     )
     return AccountOut.of(found)
 
@@ -78,6 +79,7 @@ async def prizes(activity_id: int, session: CurrentSession, raffle: RaffleDep) -
         shards=raffle.shards,
         stock=raffle.stock,
         clock=raffle.clock,
+        hints=raffle.hints,
     )
     return MyPrizesOut(
         account=AccountOut.of(mine.account),
@@ -141,6 +143,7 @@ async def _drawn(raffle: Raffle, user_id: str, activity_id: int, key: str | None
         stock=raffle.stock,
         rng=raffle.rng,
         clock=raffle.clock,
+        hints=raffle.hints,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])
