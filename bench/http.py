@@ -250,7 +250,7 @@ async def create_users_and_sessions(
             if activity == REFUSALS_ACTIVITY:
                 await draw(
                     Draw(name, activity), catalogue=raffle.catalogue, shards=raffle.shards,
-                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock,
+                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
                 )  # fmt: skip
         tokens.append(token)
 
