@@ -245,7 +245,7 @@ async def create_users_and_sessions(
             if visit:
                 await my_account(
                     name, activity, catalogue=raffle.catalogue, shards=raffle.shards,
-                    clock=raffle.clock,
+                    clock=raffle.clock, hints=raffle.hints,
                 )  # fmt: skip
             if activity == REFUSALS_ACTIVITY:
                 await draw(
