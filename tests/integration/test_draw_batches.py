@@ -1,5 +1,5 @@
-"""Draws in batches on PostgreSQL: the paths that leave a batch, each with several users' draws
-in it. A "plug" (a transaction holding a user's account row lock, as a draw in flight does)
+"""Draws in batches on PostgreSQL: the rare cases, each answered through the batches with
+several users' draws in them. A "plug" (a transaction holding a user's account row lock, as a draw in flight does)
 keeps the first batch of a database waiting while the next one fills up."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from raffle.bootstrap import Raffle
 from raffle.domain.draws import OrderState, RaffleOrder, Win
 from raffle.domain.quota import QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.draw_batch import BatchedDraws
 from raffle.service.ports import DrawBatches, ShardUnitOfWork
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
@@ -42,8 +43,9 @@ async def raffle(
 
 
 def batches(raffle: Raffle) -> DrawBatches:
-    assert raffle.shards.batches is not None, "PostgreSQL draws in batches"
-    return raffle.shards.batches
+    draws = raffle.shards.draws
+    assert isinstance(draws, BatchedDraws), "PostgreSQL draws in batches"
+    return draws.batches
 
 
 def users_of_lane_0(raffle: Raffle, count: int) -> list[str]:
@@ -174,7 +176,7 @@ async def lock_waits(raffle: Raffle) -> bool:
         return bool(await connection.scalar(text(waits)))
 
 
-async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) -> None:
+async def test_a_replay_is_answered_in_its_batch_and_spends_nothing(raffle: Raffle) -> None:
     plug, keen, *others = users_of_lane_0(raffle, 8)
     await opened(raffle, [plug, keen, *others])
     first = await one(raffle, Draw(keen, ACTIVITY, "again"))
@@ -182,7 +184,9 @@ async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) 
     draws = [Draw(keen, ACTIVITY, "again"), *(Draw(u, ACTIVITY) for u in others)]
     (replay, *fresh), sizes = await batched_behind_a_plug(raffle, plug, draws)
 
-    assert sizes == Counter({1: 1, len(draws): 1})  # the plug's, and one that held them all
+    # The plug's, and one that held them all and answered them all (the replay too).
+    assert sizes == Counter({1: 1, len(draws): 1})
+    assert batches(raffle).failed == 0
     assert (replay.order_id, replay.draw_count, replay.replayed) == (first.order_id, 2, True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
     assert await chances_left(raffle, keen) == 18  # the total, the day and the month given back
@@ -240,12 +244,13 @@ async def opening(
 
 
 @pytest.mark.parametrize("credit", [None, QuotaPack(99, 5, 5, 5)], ids=["my-account", "rebate"])
-async def test_a_first_visit_whose_account_opens_meanwhile_draws_alone_from_it(
+async def test_a_first_visit_whose_account_opens_meanwhile_goes_again_and_draws_from_it(
     raffle: Raffle, credit: QuotaPack | None
 ) -> None:
     # The batch finds no account for `late`, whose account another transaction has opened
     # but not committed: the batch's opening waits for it, finds it made, leaves it as it is
-    # (the welcome pack given once, the credit kept), and `late` draws alone from it.
+    # (the welcome pack given once, the credit kept), and `late` goes again, in a batch of
+    # its own, which draws from it.
     plug, late, *new = users_of_lane_0(raffle, 6)
     await opened(raffle, [plug])
     let_opener_go = await opening(raffle, late, credit)
@@ -259,7 +264,7 @@ async def test_a_first_visit_whose_account_opens_meanwhile_draws_alone_from_it(
         raffle, plug, draws, opener_commits_while_the_batch_waits
     )
 
-    assert sizes == Counter({1: 1, len(draws): 1})
+    assert sizes == Counter({1: 2, len(draws): 1})  # the plug's, then `late` again
     assert batches(raffle).failed == 0
     assert [r.draw_count for r in [alone, *batched]] == [1] * len(draws)
     credited = 5 if credit else 0
@@ -285,12 +290,13 @@ async def test_two_draws_of_one_user_in_flight_take_turns_over_two_batches(
     assert await chances_left(raffle, twice) == 17
 
 
-async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_given_back(
+async def test_a_batch_that_fails_runs_its_draws_again_one_per_batch_its_stock_given_back(
     raffle: Raffle,
 ) -> None:
     # A twin's draw commits its Idempotency-Key while the batch waits for that user's lock,
     # after the snapshot of the batch's replay lookup: recording the batch breaks the key's
-    # unique index, the whole batch rolls back, and each draw runs again alone.
+    # unique index, the whole batch rolls back, and each draw goes again in a batch of its
+    # own: the twin's finds the key and replays it.
     plug, twin, *others = users_of_lane_0(raffle, 8)
     await opened(raffle, [plug, twin, *others])
     let_twin_go: Callable[[], Awaitable[None]] | None = None
@@ -306,7 +312,7 @@ async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_gi
         raffle, plug, draws, twin_commits_while_the_batch_waits
     )
 
-    assert sizes == Counter({1: 1, len(draws): 1})
+    assert sizes == Counter({1: 1 + len(draws), len(draws): 1})
     assert batches(raffle).failed == 1
     assert (replay.order_id, replay.replayed) == ("twinsame", True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
@@ -338,7 +344,8 @@ async def test_draws_go_on_after_the_lanes_connection_was_lost(raffle: Raffle) -
     async with raffle.engines[0].connect() as connection:
         await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": lost})
 
-    # Lost (found closed, or failing its BEGIN: the draws then run alone), and replaced.
+    # Lost (found closed, or failing its BEGIN: the draws then go again, one per batch),
+    # and replaced.
     results = await asyncio.gather(*(one(raffle, Draw(u, ACTIVITY)) for u in users))
 
     assert [r.draw_count for r in results] == [2] * len(users)

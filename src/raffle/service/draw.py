@@ -6,9 +6,7 @@ from raffle.domain.delivery import WON
 from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
-from raffle.service.draw_batch import draw_in_batch
-from raffle.service.drawing import Attempt, Draw, DrawResult, draw_alone
-from raffle.service.ports import Clock, PrizeStock, Shards
+from raffle.service.ports import Attempt, Clock, Draw, DrawResult, PrizeStock, Shards
 
 __all__ = ["WON", "Draw", "DrawResult", "draw"]
 
@@ -26,12 +24,8 @@ async def draw(
 
     The chance is consumed in the same transaction that records the order, the win and its
     outbox message, so a failure anywhere rolls all of them back: a chance is never lost
-    and never spent twice. Consuming first also takes the user's account row lock, which
-    makes one user's concurrent draws (and retries of one Idempotency-Key) take turns.
-
-    Where the shards can (PostgreSQL), that transaction is shared with the draws of other
-    users on the same database that arrived while the previous one was in flight (group
-    commit, see draw_batch): the same steps, each statement carrying the whole batch.
+    and never spent twice. The backend's draw store runs it (see DrawStore): on PostgreSQL
+    that transaction is shared with other users' draws on the same database (draw_batch).
     """
     now = clock.now()
     activity = await catalogue.activity(cmd.activity_id)
@@ -40,7 +34,4 @@ async def draw(
     engine = await catalogue.engine(activity)
     welcome = await catalogue.welcome(activity)
     await stock.prepare(activity.strategy_id)
-    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now)
-    if shards.batches is None:
-        return await draw_alone(attempt, shards)
-    return await draw_in_batch(attempt, shards, shards.batches)
+    return await shards.draws.run(Attempt(cmd, activity, engine, welcome, stock, rng, now))
