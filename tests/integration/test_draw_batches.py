@@ -1,6 +1,7 @@
 """Draws in batches on PostgreSQL: the rare cases, each answered through the batches with
-several users' draws in them. A "plug" (a transaction holding a user's account row lock, as a draw in flight does)
-keeps the first batch of a database waiting while the next one fills up."""
+several users' draws in them. A "plug" (a transaction holding a user's account row lock, as
+a draw in flight does) keeps the first batch of a database waiting while the next one fills
+up."""
 
 from __future__ import annotations
 
@@ -27,17 +28,26 @@ from tests.integration.test_draw_concurrency import wins_in_database
 STOCK = 1000
 
 
-@pytest.fixture
-async def raffle(
-    make_database_url: Callable[[str], Awaitable[str]], redis_url: str
-) -> AsyncIterator[Raffle]:
+async def raffle_of(
+    make_database_url: Callable[[str], Awaitable[str]], redis_url: str, batch_size: int
+) -> Raffle:
     """PostgreSQL 2 x 4 shards with Redis; every draw wins the stocked prize (stock taken)."""
     first, second = await make_database_url("postgres"), await make_database_url("postgres")
     client = Redis.from_url(redis_url)
     await client.flushdb()
     await client.aclose()
-    settings = Settings(database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url)
-    raffle = await wired(settings, campaign(rate="1", stock=STOCK))
+    settings = Settings(
+        database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url,
+        draw_batch_size=batch_size,
+    )  # fmt: skip
+    return await wired(settings, campaign(rate="1", stock=STOCK))
+
+
+@pytest.fixture
+async def raffle(
+    make_database_url: Callable[[str], Awaitable[str]], redis_url: str
+) -> AsyncIterator[Raffle]:
+    raffle = await raffle_of(make_database_url, redis_url, Settings().draw_batch_size)
     yield raffle
     await raffle.close()
 
@@ -365,3 +375,25 @@ async def test_closing_the_raffle_closes_the_lanes_connections(raffle: Raffle) -
         return not await lane_connections(raffle)
 
     await until(gone)
+
+
+async def test_a_batch_size_of_one_draws_each_in_a_batch_of_its_own(
+    make_database_url: Callable[[str], Awaitable[str]], redis_url: str
+) -> None:
+    raffle = await raffle_of(make_database_url, redis_url, 1)
+    try:
+        users = users_of_lane_0(raffle, 6)
+        await opened(raffle, users)
+        key = await one(raffle, Draw(users[0], ACTIVITY, "once"))
+
+        results = await asyncio.gather(
+            one(raffle, Draw(users[0], ACTIVITY, "once")),
+            *(one(raffle, Draw(u, ACTIVITY)) for u in users[1:]),
+        )
+
+        assert batches(raffle).sizes == Counter({1: 2 * len(users) + 1})
+        assert (results[0].order_id, results[0].replayed) == (key.order_id, True)
+        assert [r.draw_count for r in results[1:]] == [2] * (len(users) - 1)
+        assert [await chances_left(raffle, u) for u in users] == [18] * len(users)
+    finally:
+        await raffle.close()
