@@ -75,8 +75,8 @@ async def _together(batches: DrawBatches, lane: int, attempts: Sequence[Attempt]
     try:
         answers = await _batch(batches, lane, attempts)
     except Exception:
-        # Nothing of it was committed: what failed it (a deadlock, a twin's key) is met
-        # again by one draw alone at most.
+        # Nothing of it was committed: each draw goes again in a batch of its own, so that
+        # what failed it (a deadlock, a twin's key) fails one draw at most, and is retried.
         answers = [AGAIN] * len(attempts)
     return [
         await _alone(batches, lane, attempt) if answer is AGAIN else answer

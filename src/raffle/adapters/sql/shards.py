@@ -109,7 +109,8 @@ class SqlShardUnitOfWork(TransactionScope):
 
 class SqlShards:
     """Databases (one engine each) that all hold shard tables 0 to `tables` - 1; the first
-    is the configuration database."""
+    is the configuration database. Their backend's unit of work and draw store are given by
+    bootstrap; by default the portable repositories, and each draw alone in them."""
 
     def __init__(
         self,
