@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
@@ -20,12 +21,14 @@ from raffle.domain.draws import OrderState, RaffleOrder, Win
 from raffle.domain.quota import QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
 from raffle.service.draw_batch import BatchedDraws
+from raffle.service.idempotency import KeyReused
 from raffle.service.ports import DrawBatches, ShardUnitOfWork
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
 from tests.integration.test_draw_concurrency import wins_in_database
 
 STOCK = 1000
+OTHER = 2  # a second activity
 
 
 async def raffle_of(
@@ -40,7 +43,9 @@ async def raffle_of(
         database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url,
         draw_batch_size=batch_size,
     )  # fmt: skip
-    return await wired(settings, campaign(rate="1", stock=STOCK))
+    loaded = campaign(rate="1", stock=STOCK)
+    other = replace(loaded.activities[0], id=OTHER)  # the same strategy and welcome pack
+    return await wired(settings, replace(loaded, activities=(*loaded.activities, other)))
 
 
 @pytest.fixture
@@ -201,6 +206,20 @@ async def test_a_replay_is_answered_in_its_batch_and_spends_nothing(raffle: Raff
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
     assert await chances_left(raffle, keen) == 18  # the total, the day and the month given back
     assert [await chances_left(raffle, u) for u in others] == [18] * len(others)
+
+
+async def test_a_key_used_in_another_activity_is_refused_in_its_batch(raffle: Raffle) -> None:
+    users = users_of_lane_0(raffle, 4)
+    await opened(raffle, users)
+    await one(raffle, Draw(users[0], ACTIVITY, "mine"))
+    begun = batches(raffle).sizes.total()
+
+    with pytest.raises(KeyReused):
+        await one(raffle, Draw(users[0], OTHER, "mine"))
+
+    assert batches(raffle).sizes.total() == begun + 1  # answered by its batch
+    assert batches(raffle).failed == 0
+    assert await chances_left(raffle, users[0]) == 18
 
 
 async def writers(raffle: Raffle, users: list[str], results: list[DrawResult]) -> set[str]:
