@@ -948,7 +948,7 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
 
 
 def _count_asyncpg_direct(tally: Tally) -> None:
-    """The statements the draw runs on asyncpg directly (pg_draw.py, pg_draw_batch.py, the
+    """The statements run on asyncpg directly (pg_draw_batch.py, pg_statements.py, the
     stock claims): fetch, fetchrow, executemany (one round trip), and execute with arguments
     (SQLAlchemy's adapter runs its own through prepared statements, and execute without
     arguments only for its "BEGIN;" and "COMMIT;", which its events count), and the
@@ -1296,8 +1296,8 @@ def parse_args() -> argparse.Namespace:
         default=0,
         help="RAFFLE_POOL_SIZE for the server (overflow: up to 30 per pool); on PostgreSQL "
         "the draws hold no pool connection (their lanes and the stock claims keep their own, "
-        "pg_lane.py): the pools serve replays, draws that leave their batch and the other "
-        "endpoints; 0 (default) leaves the server's default (10)",
+        "pg_lane.py): the pools serve the other endpoints; 0 (default) leaves the "
+        "server's default (10)",
     )
     parser.add_argument(
         "--pg-set",

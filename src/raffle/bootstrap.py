@@ -23,15 +23,19 @@ from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
+from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.idempotency import SqlIdempotencyStore
-from raffle.adapters.sql.pg_draw_batch import batches_for
+from raffle.adapters.sql.pg_draw_batch import PgDrawBatches
+from raffle.adapters.sql.pg_shards import PgShardUnitOfWork
 from raffle.adapters.sql.shards import SqlShards
+from raffle.adapters.sql.sqlite_draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
+from raffle.service.draw_batch import BatchedDraws
 from raffle.service.ports import (
     Broker,
     ChanceHints,
@@ -90,8 +94,7 @@ class Raffle:
         await self.broker.close()
         if self.redis is not None:
             await self.redis.aclose()
-        if self.shards.batches is not None:
-            await self.shards.batches.close()
+        await self.shards.draws.close()
         for engine in self.engines:
             await engine.dispose()
 
@@ -112,9 +115,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     limiter: RateLimiter
     hints: ChanceHints
     redis = _redis(settings.redis_url) if settings.redis_url else None
-    tables = settings.shard_tables
-    batches = batches_for(databases, tables, settings.draw_batch_size)
-    shards = SqlShards(databases, tables, batches)
+    shards = sql_shards(databases, settings.shard_tables, settings.draw_batch_size)
     claims: SqlStockClaims | None = None
     commands: SharedPipeline | None = None
 
@@ -166,6 +167,19 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         claims=claims.counts if claims else None,
         ledger=claims,
     )
+
+
+def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1) -> SqlShards:
+    """The shards on `engines`, with their backend's unit of work and draw store: on
+    PostgreSQL (asyncpg) draws in batches of up to `draw_batch_size`; on an SQLite file, the
+    draw's statements on sqlite3; elsewhere (MariaDB) the portable repositories, each draw
+    alone."""
+    if all(e.dialect.name == "postgresql" and e.dialect.driver == "asyncpg" for e in engines):
+        batches = PgDrawBatches(engines, tables, draw_batch_size)
+        return SqlShards(engines, tables, PgShardUnitOfWork, BatchedDraws(batches))
+    if all(sqlite_file(e) for e in engines):
+        return SqlShards(engines, tables, SqliteShardUnitOfWork)
+    return SqlShards(engines, tables)
 
 
 def _engine(url: str, settings: Settings) -> AsyncEngine:

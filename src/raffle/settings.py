@@ -50,8 +50,8 @@ class Settings(BaseSettings):
     draws_per_second: int = 10  # per user
     registrations_per_hour: int = 20  # per client address
     # On PostgreSQL the draws that arrive while one batch of a database is in flight go
-    # together in its next, at most this many in one transaction (group commit); 1: each
-    # draw commits alone, as on SQLite and MariaDB.
+    # together in its next, at most this many in one transaction (group commit); 1: batches
+    # of one.
     draw_batch_size: int = 64
     catalogue_ttl_seconds: float = 1.0  # how soon a change by another process is seen
     load_demo: bool = True  # `raffle serve` on an empty database loads examples/ and a demo

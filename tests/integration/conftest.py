@@ -11,9 +11,8 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.unit_of_work import create_engine
-from raffle.bootstrap import Raffle
+from raffle.bootstrap import Raffle, sql_shards
 from raffle.domain.campaign import Campaign
 from raffle.service.ports import Shards
 from raffle.settings import Settings
@@ -33,7 +32,7 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
 
 @pytest.fixture
 def shards(engine: AsyncEngine) -> Shards:
-    return SqlShards([engine], tables=SHARD_TABLES)
+    return sql_shards([engine], SHARD_TABLES)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from raffle.service.deliverers import DeliveryContext, Effect
 from raffle.service.delivery import failed_deliveries, resend
 from raffle.service.delivery_report import delivery_report
 from raffle.service.draw import Draw, draw
+from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import ShardUnitOfWork
 from raffle.settings import Settings
 from tests.integration.delivery_world import (
@@ -194,9 +195,10 @@ async def test_a_draw_that_dies_before_its_commit_leaves_nothing_to_deliver(
 
     class DiesAtCommit:
         """The real shards, whose unit of work for `victim` dies when it commits (each
-        draw alone: no batches)."""
+        draw alone, in these units of work: no batches)."""
 
-        batches = None
+        def __init__(self) -> None:
+            self.draws = DrawsAlone(self)
 
         def for_user(self, user_id: str) -> ShardUnitOfWork:
             uow = shards.for_user(user_id)

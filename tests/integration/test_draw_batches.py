@@ -1,12 +1,14 @@
-"""Draws in batches on PostgreSQL: the paths that leave a batch, each with several users' draws
-in it. A "plug" (a transaction holding a user's account row lock, as a draw in flight does)
-keeps the first batch of a database waiting while the next one fills up."""
+"""Draws in batches on PostgreSQL: the rare cases, each answered through the batches with
+several users' draws in them. A "plug" (a transaction holding a user's account row lock, as
+a draw in flight does) keeps the first batch of a database waiting while the next one fills
+up."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
@@ -18,32 +20,47 @@ from raffle.bootstrap import Raffle
 from raffle.domain.draws import OrderState, RaffleOrder, Win
 from raffle.domain.quota import QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.draw_batch import BatchedDraws
+from raffle.service.idempotency import KeyReused
 from raffle.service.ports import DrawBatches, ShardUnitOfWork
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
 from tests.integration.test_draw_concurrency import wins_in_database
 
 STOCK = 1000
+OTHER = 2  # a second activity
+
+
+async def raffle_of(
+    make_database_url: Callable[[str], Awaitable[str]], redis_url: str, batch_size: int
+) -> Raffle:
+    """PostgreSQL 2 x 4 shards with Redis; every draw wins the stocked prize (stock taken)."""
+    first, second = await make_database_url("postgres"), await make_database_url("postgres")
+    client = Redis.from_url(redis_url)
+    await client.flushdb()
+    await client.aclose()
+    settings = Settings(
+        database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url,
+        draw_batch_size=batch_size,
+    )  # fmt: skip
+    loaded = campaign(rate="1", stock=STOCK)
+    other = replace(loaded.activities[0], id=OTHER)  # the same strategy and welcome pack
+    return await wired(settings, replace(loaded, activities=(*loaded.activities, other)))
 
 
 @pytest.fixture
 async def raffle(
     make_database_url: Callable[[str], Awaitable[str]], redis_url: str
 ) -> AsyncIterator[Raffle]:
-    """PostgreSQL 2 x 4 shards with Redis; every draw wins the stocked prize (stock taken)."""
-    first, second = await make_database_url("postgres"), await make_database_url("postgres")
-    client = Redis.from_url(redis_url)
-    await client.flushdb()
-    await client.aclose()
-    settings = Settings(database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url)
-    raffle = await wired(settings, campaign(rate="1", stock=STOCK))
+    raffle = await raffle_of(make_database_url, redis_url, Settings().draw_batch_size)
     yield raffle
     await raffle.close()
 
 
 def batches(raffle: Raffle) -> DrawBatches:
-    assert raffle.shards.batches is not None, "PostgreSQL draws in batches"
-    return raffle.shards.batches
+    draws = raffle.shards.draws
+    assert isinstance(draws, BatchedDraws), "PostgreSQL draws in batches"
+    return draws.batches
 
 
 def users_of_lane_0(raffle: Raffle, count: int) -> list[str]:
@@ -174,7 +191,7 @@ async def lock_waits(raffle: Raffle) -> bool:
         return bool(await connection.scalar(text(waits)))
 
 
-async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) -> None:
+async def test_a_replay_is_answered_in_its_batch_and_spends_nothing(raffle: Raffle) -> None:
     plug, keen, *others = users_of_lane_0(raffle, 8)
     await opened(raffle, [plug, keen, *others])
     first = await one(raffle, Draw(keen, ACTIVITY, "again"))
@@ -182,11 +199,27 @@ async def test_a_replay_in_a_batch_leaves_it_and_spends_nothing(raffle: Raffle) 
     draws = [Draw(keen, ACTIVITY, "again"), *(Draw(u, ACTIVITY) for u in others)]
     (replay, *fresh), sizes = await batched_behind_a_plug(raffle, plug, draws)
 
-    assert sizes == Counter({1: 1, len(draws): 1})  # the plug's, and one that held them all
+    # The plug's, and one that held them all and answered them all (the replay too).
+    assert sizes == Counter({1: 1, len(draws): 1})
+    assert batches(raffle).failed == 0
     assert (replay.order_id, replay.draw_count, replay.replayed) == (first.order_id, 2, True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
     assert await chances_left(raffle, keen) == 18  # the total, the day and the month given back
     assert [await chances_left(raffle, u) for u in others] == [18] * len(others)
+
+
+async def test_a_key_used_in_another_activity_is_refused_in_its_batch(raffle: Raffle) -> None:
+    users = users_of_lane_0(raffle, 4)
+    await opened(raffle, users)
+    await one(raffle, Draw(users[0], ACTIVITY, "mine"))
+    begun = batches(raffle).sizes.total()
+
+    with pytest.raises(KeyReused):
+        await one(raffle, Draw(users[0], OTHER, "mine"))
+
+    assert batches(raffle).sizes.total() == begun + 1  # answered by its batch
+    assert batches(raffle).failed == 0
+    assert await chances_left(raffle, users[0]) == 18
 
 
 async def writers(raffle: Raffle, users: list[str], results: list[DrawResult]) -> set[str]:
@@ -240,12 +273,13 @@ async def opening(
 
 
 @pytest.mark.parametrize("credit", [None, QuotaPack(99, 5, 5, 5)], ids=["my-account", "rebate"])
-async def test_a_first_visit_whose_account_opens_meanwhile_draws_alone_from_it(
+async def test_a_first_visit_whose_account_opens_meanwhile_goes_again_and_draws_from_it(
     raffle: Raffle, credit: QuotaPack | None
 ) -> None:
     # The batch finds no account for `late`, whose account another transaction has opened
     # but not committed: the batch's opening waits for it, finds it made, leaves it as it is
-    # (the welcome pack given once, the credit kept), and `late` draws alone from it.
+    # (the welcome pack given once, the credit kept), and `late` goes again, in a batch of
+    # its own, which draws from it.
     plug, late, *new = users_of_lane_0(raffle, 6)
     await opened(raffle, [plug])
     let_opener_go = await opening(raffle, late, credit)
@@ -259,7 +293,7 @@ async def test_a_first_visit_whose_account_opens_meanwhile_draws_alone_from_it(
         raffle, plug, draws, opener_commits_while_the_batch_waits
     )
 
-    assert sizes == Counter({1: 1, len(draws): 1})
+    assert sizes == Counter({1: 2, len(draws): 1})  # the plug's, then `late` again
     assert batches(raffle).failed == 0
     assert [r.draw_count for r in [alone, *batched]] == [1] * len(draws)
     credited = 5 if credit else 0
@@ -285,12 +319,13 @@ async def test_two_draws_of_one_user_in_flight_take_turns_over_two_batches(
     assert await chances_left(raffle, twice) == 17
 
 
-async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_given_back(
+async def test_a_batch_that_fails_runs_its_draws_again_one_per_batch_its_stock_given_back(
     raffle: Raffle,
 ) -> None:
     # A twin's draw commits its Idempotency-Key while the batch waits for that user's lock,
     # after the snapshot of the batch's replay lookup: recording the batch breaks the key's
-    # unique index, the whole batch rolls back, and each draw runs again alone.
+    # unique index, the whole batch rolls back, and each draw goes again in a batch of its
+    # own: the twin's finds the key and replays it.
     plug, twin, *others = users_of_lane_0(raffle, 8)
     await opened(raffle, [plug, twin, *others])
     let_twin_go: Callable[[], Awaitable[None]] | None = None
@@ -306,7 +341,7 @@ async def test_a_batch_that_fails_runs_its_draws_again_alone_with_their_stock_gi
         raffle, plug, draws, twin_commits_while_the_batch_waits
     )
 
-    assert sizes == Counter({1: 1, len(draws): 1})
+    assert sizes == Counter({1: 1 + len(draws), len(draws): 1})
     assert batches(raffle).failed == 1
     assert (replay.order_id, replay.replayed) == ("twinsame", True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
@@ -338,7 +373,8 @@ async def test_draws_go_on_after_the_lanes_connection_was_lost(raffle: Raffle) -
     async with raffle.engines[0].connect() as connection:
         await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": lost})
 
-    # Lost (found closed, or failing its BEGIN: the draws then run alone), and replaced.
+    # Lost (found closed, or failing its BEGIN: the draws then go again, one per batch),
+    # and replaced.
     results = await asyncio.gather(*(one(raffle, Draw(u, ACTIVITY)) for u in users))
 
     assert [r.draw_count for r in results] == [2] * len(users)
@@ -358,3 +394,25 @@ async def test_closing_the_raffle_closes_the_lanes_connections(raffle: Raffle) -
         return not await lane_connections(raffle)
 
     await until(gone)
+
+
+async def test_a_batch_size_of_one_draws_each_in_a_batch_of_its_own(
+    make_database_url: Callable[[str], Awaitable[str]], redis_url: str
+) -> None:
+    raffle = await raffle_of(make_database_url, redis_url, 1)
+    try:
+        users = users_of_lane_0(raffle, 6)
+        await opened(raffle, users)
+        key = await one(raffle, Draw(users[0], ACTIVITY, "once"))
+
+        results = await asyncio.gather(
+            one(raffle, Draw(users[0], ACTIVITY, "once")),
+            *(one(raffle, Draw(u, ACTIVITY)) for u in users[1:]),
+        )
+
+        assert batches(raffle).sizes == Counter({1: 2 * len(users) + 1})
+        assert (results[0].order_id, results[0].replayed) == (key.order_id, True)
+        assert [r.draw_count for r in results[1:]] == [2] * (len(users) - 1)
+        assert [await chances_left(raffle, u) for u in users] == [18] * len(users)
+    finally:
+        await raffle.close()

@@ -16,8 +16,9 @@ from sqlalchemy.pool import QueuePool
 
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
-from raffle.adapters.sql.shards import SqlShards, route
+from raffle.adapters.sql.shards import route
 from raffle.adapters.sql.unit_of_work import create_engine
+from raffle.bootstrap import sql_shards
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.service.ports import Shards, ShardUnitOfWork
@@ -497,7 +498,7 @@ async def test_each_user_lives_in_the_one_table_its_route_names(
         await upgrade(url, shard_tables=SHARD_TABLES)
     engines = [create_engine(url) for url in urls]
     try:
-        shards: Shards = SqlShards(engines, tables=SHARD_TABLES)
+        shards: Shards = sql_shards(engines, SHARD_TABLES)
         users = [f"user{n:04d}" for n in range(200)]
         for n, user in enumerate(users):
             async with shards.for_user(user) as uow:
@@ -529,7 +530,7 @@ async def test_each_user_lives_in_the_one_table_its_route_names(
 
 
 async def test_the_unit_of_work_commits_only_inside_its_block(engine: AsyncEngine) -> None:
-    shards: Shards = SqlShards([engine], tables=SHARD_TABLES)  # mypy checks the Protocols here
+    shards: Shards = sql_shards([engine], SHARD_TABLES)  # mypy checks the Protocols here
     uow: ShardUnitOfWork = shards.for_user(USER)
     with pytest.raises(RuntimeError, match="outside"):
         await uow.commit()

@@ -24,6 +24,7 @@ from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import User
+from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import Credit
 
 
@@ -395,9 +396,6 @@ class FakeOrders:
     async def add(self, order: RaffleOrder) -> None:
         self.s.orders[order.order_id] = order
 
-    def expect(self, user_id: str, request_key: str) -> None:
-        pass
-
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         return next(
             (
@@ -622,7 +620,7 @@ class FakeShards:
     def __init__(self, config: ConfigStore | None = None) -> None:
         self.store = ShardStore()
         self.config = config or ConfigStore()  # where code pools live
-        self.batches = None  # each draw commits alone
+        self.draws = DrawsAlone(self)
 
     def for_user(self, user_id: str) -> FakeShardUnitOfWork:
         return FakeShardUnitOfWork(self.store, self.config)

@@ -7,9 +7,15 @@ from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
-from raffle.service.draw_batch import draw_in_batch
-from raffle.service.drawing import Attempt, Draw, DrawResult, draw_alone
-from raffle.service.ports import ChanceHints, Clock, PrizeStock, Shards
+from raffle.service.ports import (
+    Attempt,
+    ChanceHints,
+    Clock,
+    Draw,
+    DrawResult,
+    PrizeStock,
+    Shards,
+)
 from raffle.service.refusals import look
 
 __all__ = ["WON", "Draw", "DrawResult", "draw"]
@@ -29,12 +35,8 @@ async def draw(
 
     The chance is consumed in the same transaction that records the order, the win and its
     outbox message, so a failure anywhere rolls all of them back: a chance is never lost
-    and never spent twice. Consuming first also takes the user's account row lock, which
-    makes one user's concurrent draws (and retries of one Idempotency-Key) take turns.
-
-    Where the shards can (PostgreSQL), that transaction is shared with the draws of other
-    users on the same database that arrived while the previous one was in flight (group
-    commit, see draw_batch): the same steps, each statement carrying the whole batch.
+    and never spent twice. The backend's draw store runs it (see DrawStore): on PostgreSQL
+    that transaction is shared with other users' draws on the same database (draw_batch).
 
     A user the database just found without a chance is refused from the hints, without a
     transaction (service/refusals.py).
@@ -49,9 +51,7 @@ async def draw(
     await stock.prepare(activity.strategy_id)
     attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now)
     try:
-        if shards.batches is None:
-            return await draw_alone(attempt, shards)
-        return await draw_in_batch(attempt, shards, shards.batches)
+        return await shards.draws.run(attempt)
     except NoChances:
         await refusal.noted()
         raise

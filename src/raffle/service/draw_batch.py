@@ -1,24 +1,22 @@
-"""Draws in batches (group commit): the draws of many users on one shard database share one
-transaction, and each of its statements carries all of them.
+"""PostgreSQL's draw store: draws in batches (group commit), the draws of many users on one
+shard database in one transaction, each of its statements carrying all of them.
 
 Round trips and per-statement costs dominate a draw, not the work: BEGIN, taking the chance,
 recording the result and COMMIT cost about the same for one draw as for sixty. So the draws
-that arrive while a batch is in flight go together in the next (GroupCommit): BEGIN; one
-statement takes a chance for every draw and looks up their replays; the strategies run and
-stock is taken, concurrently across the batch; one statement records every order, win and
-outbox message; COMMIT. Each caller then gets its own result or its own error.
+that arrive while a batch is in flight go together in the next (GroupCommit), and with
+nothing in flight a draw goes at once, in a batch of one: BEGIN; one statement takes a
+chance for every draw and looks up their replays; the strategies run and stock is taken,
+concurrently across the batch; one statement records every order, win and outbox message;
+COMMIT. Each caller then gets its own result or its own error.
 
-A first visit (no account yet) opens its account with the welcome pack in the batch: one
-more statement, after the chances are taken, opens the accounts of the batch's first visits
-and takes each one's chance from it (a statement cannot see the rows it inserts itself). At a
-launch every draw is one.
-
-The rare paths leave the batch for a transaction of their own (drawing.draw_alone), so they
-stay as they are: a replay (or a reused key); a first visit whose account another
+The rare cases take a statement more, in the batch: a first visit (no account yet) opens its
+account with the welcome pack and takes its chance from it; a replay (an Idempotency-Key
+seen before) reads its win, and its chance goes back. A first visit whose account another
 transaction opened meanwhile (the same user's draw in another process, `my_account`, a
-rebate), or whose welcome pack has no chance in one of its limits; and every draw of a batch
-that failed (a deadlock, an Idempotency-Key that a twin recorded meanwhile), its stock given
-back first.
+rebate) goes again, in a batch of its own, and draws from that account. A batch that fails
+(a deadlock, an Idempotency-Key that a twin recorded meanwhile) commits nothing: its stock
+is given back and its draws go again, one per batch, where a deadlock's victim is run again
+and a twin's key replays.
 """
 
 from __future__ import annotations
@@ -27,93 +25,116 @@ import asyncio
 from collections.abc import Sequence
 from functools import partial
 
+from raffle.domain.draws import RaffleOrder, Win
 from raffle.domain.quota import QuotaPack
+from raffle.service.contention import retried
 from raffle.service.drawing import (
-    Attempt,
     Drawn,
-    DrawResult,
-    draw_alone,
     give_back_prize,
     no_chances,
     records,
+    replayed,
     take_prize,
 )
 from raffle.service.group_commit import GroupCommit
-from raffle.service.ports import DrawBatch, DrawBatches, Shards
+from raffle.service.idempotency import KeyReused
+from raffle.service.ports import Attempt, DrawBatch, DrawBatches, DrawResult
 
-Answer = DrawResult | None  # None: the draw leaves the batch, to run alone
+Answer = DrawResult | Exception
+AGAIN = None  # the draw goes again, in a batch of its own
 
 
-class DrawLanes:
-    """The draws waiting and in flight on each lane (shard database) of one set of batches:
-    a group commit per lane, made at its first draw. Its owner is the batches themselves
-    (`DrawBatches.lanes`, set at their first draw), so the lanes live and go with them."""
+class BatchedDraws:
+    """A group commit per lane (shard database) of `batches`, made at its first draw."""
 
     def __init__(self, batches: DrawBatches) -> None:
-        self._batches = batches
-        self._lanes: dict[int, GroupCommit[Attempt, Answer]] = {}
+        self.batches = batches
+        self._lanes: dict[int, GroupCommit[Attempt, DrawResult]] = {}
 
-    def of(self, user_id: str) -> GroupCommit[Attempt, Answer]:
-        lane = self._batches.lane(user_id)
+    async def run(self, attempt: Attempt) -> DrawResult:
+        return await self._lane(attempt.cmd.user_id).submit(attempt)
+
+    async def close(self) -> None:
+        await self.batches.close()
+
+    def _lane(self, user_id: str) -> GroupCommit[Attempt, DrawResult]:
+        lane = self.batches.lane(user_id)
         if (group := self._lanes.get(lane)) is None:
             # One draw per user in a batch: one user's draws take turns, as their account row
             # lock makes them do anyway, and no row is written twice by one statement.
-            together = partial(_together, self._batches, lane)
-            group = self._lanes[lane] = GroupCommit(together, size=self._batches.size, key=_user)
+            together = partial(_together, self.batches, lane)
+            group = self._lanes[lane] = GroupCommit(together, size=self.batches.size, key=_user)
         return group
-
-
-def lanes_of(batches: DrawBatches) -> DrawLanes:
-    """The batches' lanes, made at their first draw."""
-    if not isinstance(batches.lanes, DrawLanes):
-        batches.lanes = DrawLanes(batches)
-    return batches.lanes
-
-
-async def draw_in_batch(attempt: Attempt, shards: Shards, batches: DrawBatches) -> DrawResult:
-    answer = await lanes_of(batches).of(attempt.cmd.user_id).submit(attempt)
-    return answer if answer is not None else await draw_alone(attempt, shards)
 
 
 def _user(attempt: Attempt) -> str:
     return attempt.cmd.user_id
 
 
-async def _together(
+async def _together(batches: DrawBatches, lane: int, attempts: Sequence[Attempt]) -> list[Answer]:
+    try:
+        answers = await _batch(batches, lane, attempts)
+    except Exception:
+        # Nothing of it was committed: each draw goes again in a batch of its own, so that
+        # what failed it (a deadlock, a twin's key) fails one draw at most, and is retried.
+        answers = [AGAIN] * len(attempts)
+    return [
+        await _alone(batches, lane, attempt) if answer is AGAIN else answer
+        for attempt, answer in zip(attempts, answers, strict=True)
+    ]
+
+
+async def _alone(batches: DrawBatches, lane: int, attempt: Attempt) -> Answer:
+    """The draw in a batch of its own, run again while the database drops it (Contention)
+    or its account was opened meanwhile by another transaction (which then committed it)."""
+    try:
+        while True:
+            (answer,) = await retried(lambda: _batch(batches, lane, [attempt]))
+            if answer is not AGAIN:
+                return answer
+    except Exception as error:
+        return error
+
+
+async def _batch(
     batches: DrawBatches, lane: int, attempts: Sequence[Attempt]
-) -> list[Answer | Exception]:
+) -> list[Answer | None]:
+    """One transaction for the draws; their stock given back if it did not commit."""
     drawn: dict[int, Drawn] = {}  # by position in the batch
     try:
         async with batches.begin(lane) as batch:
             answers = await _draw(batch, attempts, drawn)
             await batch.commit()
     except Exception:
-        # Nothing of the batch was committed: each draw runs again alone, where the rare
-        # causes (a deadlock, a twin's key) have their own answers.
         await asyncio.gather(*(give_back_prize(attempts[n], d) for n, d in drawn.items()))
-        return [None] * len(attempts)
+        raise
     return answers
 
 
 async def _draw(
     batch: DrawBatch, attempts: Sequence[Attempt], drawn: dict[int, Drawn]
-) -> list[Answer | Exception]:
+) -> list[Answer | None]:
     chances = await batch.consume([attempt.claim() for attempt in attempts])
-    answers: list[Answer | Exception] = [None] * len(attempts)
+    answers: list[Answer | None] = [AGAIN] * len(attempts)
     counts: dict[int, int] = {}  # the draw count of each draw that got a chance
     welcomes: dict[int, QuotaPack] = {}  # first visits, opened in the batch
+    replays: dict[int, RaffleOrder] = {}
     for n, (attempt, chance) in enumerate(zip(attempts, chances, strict=True)):
+        welcome = attempt.welcome
         if chance.replay is not None:
-            continue  # alone, to replay
-        if not chance.opened and (welcome := attempt.welcome) is not None:
-            if welcome.chances > 0:  # else alone: no chance, and nothing opened
-                welcomes[n] = welcome
+            replays[n] = chance.replay
+        elif not chance.opened and welcome is not None and welcome.chances > 0:
+            welcomes[n] = welcome
         elif chance.account is None:
             answers[n] = no_chances(attempt)
         else:
             counts[n] = chance.account.draws
+    if replays:
+        wins = await batch.wins(list(replays.values()))
+        for n, order in replays.items():
+            answers[n] = _replayed(attempts[n], order, wins)
     if welcomes:
-        # A first visit whose account was opened meanwhile is not in the answer: alone.
+        # A first visit whose account was opened meanwhile is not in the answer: AGAIN.
         opened = await batch.open_accounts(welcomes)
         counts.update((n, account.draws) for n, account in opened.items())
     prizes = await asyncio.gather(
@@ -130,3 +151,10 @@ async def _draw(
     await batch.give_back([n for n in range(len(attempts)) if n not in drawn])
     await batch.record([records(attempts[n], d) for n, d in drawn.items()])
     return answers
+
+
+def _replayed(attempt: Attempt, order: RaffleOrder, wins: dict[str, Win]) -> Answer:
+    try:
+        return replayed(attempt, order, wins.get(order.order_id))
+    except KeyReused as error:
+        return error

@@ -1,5 +1,6 @@
 """The steps of a draw (a chance consumed, the strategy run, stock taken, the result
-recorded), and a draw in a transaction of its own."""
+recorded), and the draw store of the backends without batches: each draw in a transaction
+of its own, through the shard's repositories."""
 
 from __future__ import annotations
 
@@ -10,85 +11,52 @@ from datetime import datetime
 
 from raffle.domain.activity import Activity
 from raffle.domain.delivery import WON
-from raffle.domain.draws import (
-    OrderState,
-    OutboxMessage,
-    RaffleOrder,
-    Win,
-)
-from raffle.domain.engine import DrawEngine, Outcome
+from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win
+from raffle.domain.engine import Outcome
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
-from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
 from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
-from raffle.service.ports import Claim, PrizeStock, Shards, ShardUnitOfWork
+from raffle.service.ports import Attempt, DrawResult, Shards, ShardUnitOfWork
 from raffle.service.quotas import welcome_first
 
 
-@dataclass(frozen=True, slots=True)
-class Draw:
-    user_id: str
-    activity_id: int
-    request_key: str | None = None  # the Idempotency-Key: a retry returns the first result
+class DrawsAlone:
+    """Each draw in a transaction of its own on its user's shard (SQLite, MariaDB); run
+    again if the database dropped it. Taking the chance first takes the account's row lock,
+    which makes one user's concurrent draws (and retries of one Idempotency-Key) take turns."""
 
+    def __init__(self, shards: Shards) -> None:
+        self._shards = shards
 
-@dataclass(frozen=True, slots=True)
-class DrawResult:
-    order_id: str
-    activity_id: int
-    award_id: int
-    points: int | None
-    rule: str
-    draw_count: int
-    created_at: datetime
-    replayed: bool = False
+    async def run(self, attempt: Attempt) -> DrawResult:
+        return await retried(lambda: self._draw(attempt))
 
+    async def close(self) -> None:
+        return None
 
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """A draw ready to run: its activity open, its strategy compiled, its time taken."""
-
-    cmd: Draw
-    activity: Activity
-    engine: DrawEngine
-    welcome: QuotaPack | None  # opens the account on a first visit
-    stock: PrizeStock
-    rng: RandomSource
-    now: datetime
-
-    def claim(self) -> Claim:
-        """What taking its chance needs, for a batch."""
-        day, month = self.activity.periods(self.now)
-        return self.cmd.user_id, self.activity.id, day, month, self.cmd.request_key
-
-
-async def draw_alone(attempt: Attempt, shards: Shards) -> DrawResult:
-    """The draw in a transaction of its own; run again if the database dropped it."""
-    return await retried(lambda: _draw(attempt, shards))
-
-
-async def _draw(attempt: Attempt, shards: Shards) -> DrawResult:
-    cmd, activity = attempt.cmd, attempt.activity
-    async with shards.for_user(cmd.user_id) as uow:
-        if cmd.request_key:
-            uow.orders.expect(cmd.user_id, cmd.request_key)  # looked up with the chance
-        account = await _consume(uow, cmd.user_id, activity, attempt.welcome, attempt.now)
-        if cmd.request_key and (
-            replay := await _replay(uow, cmd.user_id, activity.id, cmd.request_key)
-        ):
-            return replay  # leaving without commit gives the chance back
-        if account is None:
-            raise no_chances(attempt)
-        drawn = await take_prize(attempt, account.draws)
-        try:
-            await _record(uow, records(attempt, drawn))
-            await uow.commit()
-        except BaseException:
-            await give_back_prize(attempt, drawn)
-            raise
-    return drawn.result(attempt)
+    async def _draw(self, attempt: Attempt) -> DrawResult:
+        cmd, activity = attempt.cmd, attempt.activity
+        async with self._shards.for_user(cmd.user_id) as uow:
+            account = await _consume(uow, cmd.user_id, activity, attempt.welcome, attempt.now)
+            key = cmd.request_key
+            if key and (order := await uow.orders.by_request(cmd.user_id, key)) is not None:
+                # Leaving without commit gives the chance back.
+                return replayed(attempt, order, await uow.wins.get(order.order_id))
+            if account is None:
+                raise no_chances(attempt)
+            drawn = await take_prize(attempt, account.draws)
+            try:
+                order, win, message = records(attempt, drawn)
+                await uow.orders.add(order)
+                await uow.wins.add(win)
+                await uow.outbox.add(message)
+                await uow.commit()
+            except BaseException:
+                await give_back_prize(attempt, drawn)
+                raise
+        return drawn.result(attempt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +77,17 @@ class Drawn:
 
 def no_chances(attempt: Attempt) -> NoChances:
     return NoChances(f"no chances left in activity {attempt.activity.id}")
+
+
+def replayed(attempt: Attempt, order: RaffleOrder, win: Win | None) -> DrawResult:
+    """The first result of the attempt's Idempotency-Key, recorded as `order` and `win`."""
+    if order.activity_id != attempt.activity.id:
+        raise KeyReused("this Idempotency-Key was used for a draw in another activity")
+    assert win is not None, "an order is always written with its win"
+    return DrawResult(
+        order.order_id, order.activity_id, win.award_id, win.points, win.rule,
+        order.draw_count, order.created_at, replayed=True,
+    )  # fmt: skip
 
 
 async def _consume(
@@ -149,13 +128,6 @@ async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
             )
 
 
-async def _record(uow: ShardUnitOfWork, rows: tuple[RaffleOrder, Win, OutboxMessage]) -> None:
-    order, win, message = rows
-    await uow.orders.add(order)
-    await uow.wins.add(win)
-    await uow.outbox.add(message)
-
-
 def records(attempt: Attempt, drawn: Drawn) -> tuple[RaffleOrder, Win, OutboxMessage]:
     """The draw's order, its win, and the win's outbox message."""
     cmd, activity, now = attempt.cmd, attempt.activity, attempt.now
@@ -190,25 +162,3 @@ def records(attempt: Attempt, drawn: Drawn) -> tuple[RaffleOrder, Win, OutboxMes
         "created_at": now.isoformat(),
     }
     return order, win, OutboxMessage(ids.message_id(), WON, order_id, json.dumps(payload), now)
-
-
-async def _replay(
-    uow: ShardUnitOfWork, user_id: str, activity_id: int, request_key: str
-) -> DrawResult | None:
-    order = await uow.orders.by_request(user_id, request_key)
-    if order is None:
-        return None
-    if order.activity_id != activity_id:
-        raise KeyReused("this Idempotency-Key was used for a draw in another activity")
-    win = await uow.wins.get(order.order_id)
-    assert win is not None, "an order is always written with its win"
-    return DrawResult(
-        order.order_id,
-        order.activity_id,
-        win.award_id,
-        win.points,
-        win.rule,
-        order.draw_count,
-        order.created_at,
-        replayed=True,
-    )

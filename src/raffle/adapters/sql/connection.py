@@ -27,6 +27,8 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.base import Executable
 
+from raffle.adapters.sql.sqlite_setup import sqlite_listeners
+
 log = logging.getLogger(__name__)
 Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 Rows = CursorResult[*tuple[Any, ...]]  # rows of any width, as AsyncConnection gives
@@ -253,8 +255,6 @@ def sync_twin(engine: AsyncEngine) -> Engine:
 def _twin(engine: AsyncEngine) -> _Twin:
     key = engine.sync_engine
     if (twin := _sync_engines.get(key)) is None:
-        from raffle.adapters.sql.unit_of_work import sqlite_listeners  # no import cycle
-
         url = engine.url.set(drivername="sqlite")
         sync = create_engine(url, connect_args={"check_same_thread": False})
         foreign_keys = _foreign_keys.get(key, True)

@@ -1,4 +1,4 @@
-"""The draw's rows as plain tuples in column order, for the statements pg_draw and sqlite_draw
+"""The draw's rows as plain tuples in column order, for the statements pg_draw_batch and sqlite_draw
 send straight to their drivers. Each driver stores times its own way: `stamp` writes one,
 `read` reads one back."""
 

@@ -36,9 +36,6 @@ class SqlOrderRepository:
         }
         await self._connection.execute(insert_into(self._orders), row)
 
-    def expect(self, user_id: str, request_key: str) -> None:
-        """Nothing to do: by_request runs its own statement."""
-
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None:
         o = self._orders
         query = select(o).where(o.c.user_id == user_id, o.c.request_key == request_key)

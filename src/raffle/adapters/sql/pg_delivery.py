@@ -1,5 +1,5 @@
 """A delivery batch's statements on PostgreSQL, on the asyncpg connection under the unit of
-work's SQLAlchemy connection, in its transaction (see pg_draw for why the driver directly).
+work's SQLAlchemy connection, in its transaction (see pg_statements for why).
 
 A consumer's shard transaction settles the batch's award records, records the deliveries,
 and for chances records the top-ups and credits the accounts, days and months. Here each of
@@ -22,9 +22,11 @@ from sqlalchemy import Table
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
-from raffle.adapters.sql.pg_draw import Driver, PgQuotaRepository, PgWinRepository, naive
+from raffle.adapters.sql.pg_statements import PgStatements, naive
+from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
 from raffle.adapters.sql.shard_tables import ShardTables
 from raffle.adapters.sql.topup_repositories import SqlTopUpRepository
+from raffle.adapters.sql.win_repositories import SqlWinRepository
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import WinState
 from raffle.domain.quota import TopUpOrder
@@ -46,20 +48,22 @@ def _settle_sql(w: Table) -> str:
     )
 
 
-class PgDeliveryWinRepository(PgWinRepository):
+class PgWinRepository(SqlWinRepository):
+    def __init__(self, connection: SqlConnection, tables: ShardTables, sql: PgStatements):
+        super().__init__(connection, tables)
+        self._sql = sql
+
     async def settle_many(
         self, order_ids: Sequence[str], expected: WinState, new: WinState
     ) -> set[str]:
-        connection = await self._driver()
-        rows = await connection.fetch(
+        rows = await self._sql.fetch(
             _settle_sql(self._table), list(order_ids), expected.value, new.value
         )
         return {row[0] for row in rows}
 
     async def present(self, order_ids: Sequence[str]) -> set[str]:
-        connection = await self._driver()
         query = f"SELECT order_id FROM {self._table.name} WHERE order_id = ANY($1::varchar[])"  # noqa: S608
-        return {row[0] for row in await connection.fetch(query, list(order_ids))}
+        return {row[0] for row in await self._sql.fetch(query, list(order_ids))}
 
 
 @cache
@@ -73,9 +77,9 @@ def _deliveries_sql(d: Table) -> str:
 
 
 class PgDeliveryRepository(SqlDeliveryRepository):
-    def __init__(self, connection: SqlConnection, table: Table, wins: Table, driver: Driver):
+    def __init__(self, connection: SqlConnection, table: Table, wins: Table, sql: PgStatements):
         super().__init__(connection, table, wins)
-        self._driver = driver
+        self._sql = sql
 
     async def add_many(self, grants: Sequence[Grant], at: datetime) -> set[str]:
         first: dict[str, Grant] = {}
@@ -89,8 +93,7 @@ class PgDeliveryRepository(SqlDeliveryRepository):
             [g.award.kind.value for g in unique],
             [g.message_id for g in unique],
         )
-        connection = await self._driver()
-        rows = await connection.fetch(_deliveries_sql(self._table), *columns, naive(at))
+        rows = await self._sql.fetch(_deliveries_sql(self._table), *columns, naive(at))
         return {row[0] for row in rows}
 
 
@@ -106,9 +109,9 @@ def _top_ups_sql(t: Table) -> str:
 
 
 class PgTopUpRepository(SqlTopUpRepository):
-    def __init__(self, connection: SqlConnection, tables: ShardTables, driver: Driver):
+    def __init__(self, connection: SqlConnection, tables: ShardTables, sql: PgStatements):
         super().__init__(connection, tables)
-        self._driver = driver
+        self._sql = sql
 
     async def add_many(self, orders: Sequence[TopUpOrder]) -> set[str]:
         first: dict[tuple[str, str], TopUpOrder] = {}
@@ -126,8 +129,7 @@ class PgTopUpRepository(SqlTopUpRepository):
             [o.pack.month for o in unique],
             [naive(o.at) for o in unique],
         )
-        connection = await self._driver()
-        rows = await connection.fetch(_top_ups_sql(self._table), *columns)
+        rows = await self._sql.fetch(_top_ups_sql(self._table), *columns)
         return {row[0] for row in rows}
 
 
@@ -158,19 +160,22 @@ def _periods_sql(day: Table, month: Table) -> str:
     return f"WITH d AS ({raised(day, 'day', 1)}) {raised(month, 'month', 5)}"
 
 
-class PgDeliveryQuotaRepository(PgQuotaRepository):
+class PgQuotaRepository(SqlQuotaRepository):
+    def __init__(self, connection: SqlConnection, tables: ShardTables, sql: PgStatements):
+        super().__init__(connection, tables)
+        self._sql = sql
+
     async def credit_many(self, credits: Sequence[Credit]) -> None:
         accounts, days, months = self._summed(credits)
         if not accounts:
             return
-        connection = await self._driver()
         ordered = sorted(accounts.items())
-        await connection.execute(
+        await self._sql.execute(
             _accounts_sql(self._account),
             *_columns([(*key, *n) for key, n in ordered], 5),
         )
         if days or months:
-            await connection.execute(
+            await self._sql.execute(
                 _periods_sql(self._day, self._month),
                 *_columns([(*key, n) for key, n in sorted(days.items())], 4),
                 *_columns([(*key, n) for key, n in sorted(months.items())], 4),

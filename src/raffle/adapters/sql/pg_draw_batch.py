@@ -1,19 +1,20 @@
-"""Draws in batches on PostgreSQL (see service/draw_batch.py): each step ONE statement for the
-whole batch, over every shard table of the database that the batch's users live in.
+"""Draws in batches on PostgreSQL (see service/draw_batch.py), PostgreSQL's only draw path:
+each step ONE statement for the whole batch, over every shard table of the database that the
+batch's users live in.
 
 Lists travel as arrays (`unnest`), so a statement's text depends only on the set of shard
 tables in the batch: asyncpg prepares each once per connection, and PostgreSQL plans each
 once per connection, a generic plan, after its first five executions (see
 pg_draw_batch_sql._unnest); on a lane's kept connection (pg_lane) the 2^M - 1 sets are all
 planned within seconds. Naming every table instead, with empty arrays for those without a
-draw, costs each empty section's executor start and end at every execution, ~0.08 ms: 6% more
-PostgreSQL CPU per draw in the 2 x 4 bench with lanes. Taking the chances locks the
+draw, costs each empty section's executor start and end at every execution, ~0.08 ms: 6%
+more PostgreSQL CPU per draw in the 2 x 4 bench with lanes. Taking the chances locks the
 accounts in one order whatever the batch (by table, then by user: the arrays are sorted and
 looked up in their order): two processes' batches on one database wait for each other
 instead of deadlocking (and one that is picked as a deadlock's victim anyway, against a
-delivery's credits say, fails, and its draws run alone). A batch holds one draw per user: no
-row is written twice by one statement (which `ON CONFLICT DO UPDATE` refuses). The
-statements are in pg_draw_batch_sql.
+delivery's credits say, fails, and its draws go again, one per batch). A batch holds one
+draw per user: no row is written twice by one statement (which `ON CONFLICT DO UPDATE`
+refuses). The statements are in pg_draw_batch_sql.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql import pg_draw
 from raffle.adapters.sql.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
@@ -33,6 +34,7 @@ from raffle.adapters.sql.draw_rows import (
     order_of,
     order_values,
     outbox_values,
+    win_of,
     win_values,
 )
 from raffle.adapters.sql.pg_draw_batch_sql import (
@@ -43,10 +45,13 @@ from raffle.adapters.sql.pg_draw_batch_sql import (
     give_back_sql,
     open_sql,
     record_sql,
+    wins_sql,
 )
 from raffle.adapters.sql.pg_lane import LaneConnections, LaneTransaction
+from raffle.adapters.sql.pg_statements import aware, naive
 from raffle.adapters.sql.shards import route
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.errors import Contention
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports import Chance, Claim
 
@@ -60,7 +65,6 @@ class PgDrawBatches:
         self.size = size
         self.sizes: Counter[int] = Counter()
         self.failed = 0
-        self.lanes: object = None  # the service's (draw_batch.DrawLanes)
 
     def lane(self, user_id: str) -> int:
         return route(user_id, len(self._connections), self.tables)[0]
@@ -74,13 +78,6 @@ class PgDrawBatches:
 
     def table(self, user_id: str) -> int:
         return route(user_id, len(self._connections), self.tables)[1]
-
-
-def batches_for(engines: Sequence[AsyncEngine], tables: int, size: int) -> PgDrawBatches | None:
-    """Batches of up to `size` draws where every database is PostgreSQL on asyncpg; else
-    (or with `size` 1) None: each draw commits alone."""
-    pg = all(e.dialect.name == "postgresql" and e.dialect.driver == "asyncpg" for e in engines)
-    return PgDrawBatches(engines, tables, size) if pg and size > 1 else None
 
 
 class PgDrawBatch(LaneTransaction):
@@ -130,7 +127,7 @@ class PgDrawBatch(LaneTransaction):
         if total is not None and day_left is not None and month_left is not None:
             account = self._account(n, row)
         found = row[REPLAY_AT] is not None
-        replay = order_of(row[REPLAY_AT:], pg_draw.aware) if found else None
+        replay = order_of(row[REPLAY_AT:], aware) if found else None
         return n, Chance(account, row["opened"], replay)
 
     def _account(self, n: int, row: Any) -> QuotaAccount:
@@ -155,6 +152,16 @@ class PgDrawBatch(LaneTransaction):
         user_id, activity_id, day, month, _ = self._claims[n]
         return user_id, activity_id, day, month, pack.total, pack.day, pack.month, n
 
+    async def wins(self, orders: Sequence[RaffleOrder]) -> dict[str, Win]:
+        tables: dict[int, list[str]] = {}
+        for order in orders:
+            tables.setdefault(self._table(order.user_id), []).append(order.order_id)
+        ordered = sorted(tables.items())
+        rows = await self.raw.fetch(
+            wins_sql(tuple(t for t, _ in ordered)), *(o for _, o in ordered)
+        )
+        return {row["order_id"]: win_of(row, aware) for row in rows}
+
     async def give_back(self, draws: Collection[int]) -> None:
         # Rare (a replay, the day's or month's limit reached, the stock out of reach): a
         # statement per draw, sent together (executemany), by primary key.
@@ -169,12 +176,18 @@ class PgDrawBatch(LaneTransaction):
         if not tables:
             return
         args: list[list[Any]] = []
-        naive = pg_draw.naive
         for _, rows in sorted(tables.items()):
             args += _arrays(len(ORDER_COLUMNS), (order_values(o, naive) for o, _, _ in rows))
             args += _arrays(len(WIN_COLUMNS), (win_values(w, naive) for _, w, _ in rows))
             args += _arrays(len(OUTBOX_COLUMNS), (outbox_values(m, naive) for _, _, m in rows))
-        await self.raw.execute(record_sql(tuple(sorted(tables))), *args)
+        try:
+            await self.raw.execute(record_sql(tuple(sorted(tables))), *args)
+        except asyncpg.UniqueViolationError as error:
+            if "request_key" not in (error.constraint_name or ""):
+                raise
+            # A twin committed the key while this batch waited for its account's lock, after
+            # the snapshot of consume's lookup: run again, the draw replays it.
+            raise Contention("a draw with this Idempotency-Key was just recorded") from error
 
 
 def _arrays(width: int, lines: Iterable[tuple[Any, ...]]) -> list[list[Any]]:

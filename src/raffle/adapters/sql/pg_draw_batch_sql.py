@@ -13,7 +13,12 @@ from functools import cache
 from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql
 
-from raffle.adapters.sql.draw_rows import ORDER_COLUMNS, OUTBOX_COLUMNS, WIN_COLUMNS
+from raffle.adapters.sql.draw_rows import (
+    ORDER_COLUMNS,
+    OUTBOX_COLUMNS,
+    WIN_COLUMNS,
+    WIN_READ_COLUMNS,
+)
 from raffle.adapters.sql.shard_tables import shard_tables
 
 CLAIM_COLUMNS = ("user_id", "activity_id", "day", "month", "request_key", "n")
@@ -173,6 +178,17 @@ def _opened_period_sql(table: Table, period: str, key: str, k: int) -> str:
         f"SELECT x.user_id, x.activity_id, x.{key}, a.{period} - 1 "
         f"FROM a{k} AS a JOIN x{k} AS x ON x.user_id = a.user_id "
         f"RETURNING q.user_id, q.{left}"
+    )
+
+
+@cache
+def wins_sql(tables: tuple[int, ...]) -> str:
+    """The wins of orders (replays), an array of order ids per shard table in `tables`."""
+    columns = ", ".join(WIN_READ_COLUMNS)
+    return " UNION ALL ".join(
+        f"SELECT {columns} FROM {shard_tables(index).award_record.name} "  # noqa: S608
+        f"WHERE order_id = ANY(${k + 1}::varchar[])"
+        for k, index in enumerate(tables)
     )
 
 

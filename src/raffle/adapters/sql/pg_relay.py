@@ -1,5 +1,5 @@
 """The outbox relay's statements on PostgreSQL, on the asyncpg connection under the unit of
-work's SQLAlchemy connection, in its transaction (see pg_draw for why the driver directly).
+work's SQLAlchemy connection, in its transaction (see pg_statements for why).
 
 A claim is ONE statement (the rows picked, locked and moved to `sending`, `UPDATE …
 RETURNING`) where SQLAlchemy sent a SELECT and an UPDATE with an `IN` list that made a new
@@ -17,7 +17,10 @@ from functools import cache
 
 from sqlalchemy import Table
 
-from raffle.adapters.sql.pg_draw import PgOutboxRepository, naive
+from raffle.adapters.sql.connection import SqlConnection
+from raffle.adapters.sql.outbox_repositories import SqlOutboxRepository
+from raffle.adapters.sql.pg_statements import PgStatements, naive
+from raffle.adapters.sql.shard_tables import ShardTables
 from raffle.domain.delivery import RETRY_STEPS, retry_delay
 from raffle.domain.draws import OutboxMessage
 
@@ -50,7 +53,11 @@ def _mark_sql(t: Table) -> str:
     )
 
 
-class PgRelayOutboxRepository(PgOutboxRepository):
+class PgOutboxRepository(SqlOutboxRepository):
+    def __init__(self, connection: SqlConnection, tables: ShardTables, sql: PgStatements):
+        super().__init__(connection, tables)
+        self._sql = sql
+
     async def claim(
         self, now: datetime, limit: int, stale_before: datetime | None = None
     ) -> list[OutboxMessage]:
@@ -60,8 +67,7 @@ class PgRelayOutboxRepository(PgOutboxRepository):
             due: object = [naive(now - timedelta(seconds=retry_delay(n))) for n in _STEPS]
         else:
             due = naive(stale_before)
-        connection = await self._driver()
-        rows = await connection.fetch(
+        rows = await self._sql.fetch(
             _claim_sql(self._table, stale_before is not None), limit, due, naive(now)
         )
         return [
@@ -71,8 +77,7 @@ class PgRelayOutboxRepository(PgOutboxRepository):
 
     async def mark(self, message_ids: Sequence[str], published: bool, now: datetime) -> None:
         state = "published" if published else "failed"
-        connection = await self._driver()
-        await connection.execute(_mark_sql(self._table), list(message_ids), state, naive(now))
+        await self._sql.execute(_mark_sql(self._table), list(message_ids), state, naive(now))
 
 
 _STEPS = range(1, RETRY_STEPS + 1)

@@ -1,5 +1,5 @@
-"""The draw's statements on SQLite, run on the sqlite3 connection under the unit of work's
-synchronous SQLAlchemy one (see connection.py), in its transaction.
+"""A shard's unit of work on an SQLite file: the draw's statements on the sqlite3 connection
+under its synchronous SQLAlchemy one (see connection.py), in its transaction.
 
 An SQLite statement takes a few microseconds; SQLAlchemy's execution around it ~40-80. The
 draw's hot statements are plain parameterised SQL here, with RETURNING: taking a chance is
@@ -34,16 +34,12 @@ from raffle.adapters.sql.order_repositories import SqlOrderRepository
 from raffle.adapters.sql.outbox_repositories import SqlOutboxRepository
 from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
 from raffle.adapters.sql.shard_tables import ShardTables
+from raffle.adapters.sql.shards import SqlShardUnitOfWork
 from raffle.adapters.sql.win_repositories import SqlWinRepository
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.quota import QuotaAccount
 
 _FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores a DateTime on SQLite
-
-
-def driver_for(connection: SqlConnection) -> sqlite3.Connection | None:
-    """The sqlite3 connection when `connection` is the synchronous SQLite one, else None."""
-    return connection.driver() if isinstance(connection, SqliteConnection) else None
 
 
 @lru_cache(maxsize=4)  # a draw stores one instant three times: order, win, message
@@ -183,3 +179,15 @@ class SqliteOutboxRepository(SqlOutboxRepository):
     async def add(self, message: OutboxMessage) -> None:
         row = outbox_values(message, _stored)
         self._driver.execute(_insert_sql(self._table, OUTBOX_COLUMNS), row)
+
+
+class SqliteShardUnitOfWork(SqlShardUnitOfWork):
+    def _bind(self, connection: SqlConnection) -> None:
+        super()._bind(connection)
+        if not isinstance(connection, SqliteConnection):  # what TransactionScope opens here
+            raise TypeError("an SQLite file's unit of work runs on a SqliteConnection")
+        driver, tables = connection.driver(), self.tables
+        self.quotas = SqliteQuotaRepository(connection, tables, driver)
+        self.orders = SqliteOrderRepository(connection, tables, driver)
+        self.wins = SqliteWinRepository(connection, tables, driver)
+        self.outbox = SqliteOutboxRepository(connection, tables, driver)

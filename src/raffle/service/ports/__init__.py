@@ -1,7 +1,6 @@
 """The doors the use cases go through: storage behind units of work, stock, sessions, time."""
 
 from raffle.service.ports.base import Clock, Transaction
-from raffle.service.ports.batches import Chance, Claim, DrawBatch, DrawBatches
 from raffle.service.ports.config import (
     ActivityRepository,
     AwardRepository,
@@ -14,6 +13,16 @@ from raffle.service.ports.config import (
     StrategyRepository,
     UnitOfWork,
     UserRepository,
+)
+from raffle.service.ports.draws import (
+    Attempt,
+    Chance,
+    Claim,
+    Draw,
+    DrawBatch,
+    DrawBatches,
+    DrawResult,
+    DrawStore,
 )
 from raffle.service.ports.hints import ChanceHints, Holder, Look
 from raffle.service.ports.runtime import (
@@ -45,6 +54,7 @@ from raffle.service.ports.shards import (
 __all__ = [
     "AccessGrantRepository",
     "ActivityRepository",
+    "Attempt",
     "AwardRepository",
     "Broker",
     "CampaignLoads",
@@ -56,8 +66,11 @@ __all__ = [
     "CouponCodes",
     "Credit",
     "DeliveryRepository",
+    "Draw",
     "DrawBatch",
     "DrawBatches",
+    "DrawResult",
+    "DrawStore",
     "Handler",
     "Holder",
     "IdempotencyStore",

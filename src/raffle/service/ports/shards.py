@@ -13,8 +13,8 @@ from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.domain.rebates import RebateOrder
 from raffle.service.ports.base import Transaction
-from raffle.service.ports.batches import DrawBatches
 from raffle.service.ports.config import CouponCodes
+from raffle.service.ports.draws import DrawStore
 
 Credit = tuple[str, int, QuotaPack, str, str]  # user_id, activity_id, pack, day, month
 
@@ -78,11 +78,6 @@ class TopUpRepository(Protocol):
 
 class OrderRepository(Protocol):
     async def add(self, order: RaffleOrder) -> None: ...
-
-    def expect(self, user_id: str, request_key: str) -> None:
-        """A hint that `by_request(user_id, request_key)` follows the next statement: an
-        adapter may look the order up with that statement (PostgreSQL, a round trip less)."""
-        ...
 
     async def by_request(self, user_id: str, request_key: str) -> RaffleOrder | None: ...
 
@@ -287,5 +282,4 @@ class Shards(Protocol):
         """The position in `every()` of the shard that holds `user_id`'s rows."""
         ...
 
-    # Draws in batches (group commit), on PostgreSQL; None where each draw commits alone.
-    batches: DrawBatches | None
+    draws: DrawStore  # the backend's, picked in bootstrap

@@ -1,18 +1,73 @@
-"""Draws in batches (group commit): a chance for each of many draws in one transaction."""
+"""The draw's doors: a backend's draw store, and the batches that PostgreSQL's runs on."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
+from raffle.domain.activity import Activity
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.engine import DrawEngine
 from raffle.domain.quota import QuotaAccount, QuotaPack
+from raffle.domain.randomness import RandomSource
 from raffle.service.ports.base import Transaction
+from raffle.service.ports.runtime import PrizeStock
 
 # What a batch of draws takes a chance for: user_id, activity_id, day, month, request_key.
 Claim = tuple[str, int, str, str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    user_id: str
+    activity_id: int
+    request_key: str | None = None  # the Idempotency-Key: a retry returns the first result
+
+
+@dataclass(frozen=True, slots=True)
+class DrawResult:
+    order_id: str
+    activity_id: int
+    award_id: int
+    points: int | None
+    rule: str
+    draw_count: int
+    created_at: datetime
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """A draw ready to run: its activity open, its strategy compiled, its time taken."""
+
+    cmd: Draw
+    activity: Activity
+    engine: DrawEngine
+    welcome: QuotaPack | None  # opens the account on a first visit
+    stock: PrizeStock
+    rng: RandomSource
+    now: datetime
+
+    def claim(self) -> Claim:
+        """What taking its chance needs, for a batch."""
+        day, month = self.activity.periods(self.now)
+        return self.cmd.user_id, self.activity.id, day, month, self.cmd.request_key
+
+
+class DrawStore(Protocol):
+    """Where a backend's draws run, each in a transaction on its user's shard: the chance
+    taken, the prize drawn, the order, win and outbox message recorded (or the first result
+    of its Idempotency-Key replayed). One user's draws take turns; a draw that does not
+    commit spends no chance and gives its stock back."""
+
+    async def run(self, attempt: Attempt) -> DrawResult: ...
+
+    async def close(self) -> None:
+        """Close what the store keeps open between draws."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,25 +96,28 @@ class DrawBatch(Transaction, Protocol):
         answer."""
         ...
 
+    async def wins(self, orders: Sequence[RaffleOrder]) -> dict[str, Win]:
+        """The wins recorded with these orders (replays), by order id."""
+        ...
+
     async def give_back(self, draws: Collection[int]) -> None:
         """Return what `consume` or `open_accounts` took for these draws: they are not
         recorded."""
         ...
 
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
-        """Add each draw's order, win and outbox message."""
+        """Add each draw's order, win and outbox message. An Idempotency-Key that another
+        transaction recorded after `consume` looked it up raises Contention: run again, the
+        draw replays it."""
         ...
 
 
 class DrawBatches(Protocol):
-    """Draws in batches, one lane (a shard database) at a time, where the backend can."""
+    """Draws in batches, one lane (a shard database) at a time."""
 
     size: int  # the most draws in one batch
     sizes: Counter[int]  # batches begun so far, by their size
-    failed: int  # batches rolled back on an error (their draws ran again alone)
-    # The service's draws waiting and in flight per lane (draw_batch.DrawLanes), kept here so
-    # that they live exactly as long as the batches they use; None until set.
-    lanes: object
+    failed: int  # batches rolled back on an error (their draws went again, one per batch)
 
     def lane(self, user_id: str) -> int:
         """The lane of the database that holds `user_id`'s rows."""

@@ -1,0 +1,50 @@
+"""Plain SQL on the asyncpg connection under a unit of work's SQLAlchemy connection, in its
+transaction: the batch statements of delivery and relay (pg_delivery, pg_relay).
+
+SQLAlchemy's async path costs several times asyncpg's own per statement (its execution
+context, the greenlet bridge, its adapter), so statements whose text never changes and
+whose lists travel as arrays run on asyncpg directly, with its prepared-statement cache.
+SQLAlchemy's asyncpg adapter begins its transaction lazily, at the first statement it runs:
+so the first of these goes through SQLAlchemy (`exec_driver_sql`, the text as it is), and
+the asyncpg connection, reached through `driver_connection`, is then in that transaction.
+
+The SQL is put together from our own table and column names only; every value is a bind
+parameter ($1, $2, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+
+class PgStatements:
+    def __init__(self, connection: AsyncConnection) -> None:
+        self._connection = connection
+        self._driver: Any = None  # the asyncpg connection, once the transaction has begun
+
+    async def fetch(self, sql: str, *args: object) -> Sequence[Any]:
+        """The rows of `sql`; each indexed by position."""
+        if self._driver is None:
+            rows = (await self._connection.exec_driver_sql(sql, args)).all()
+            self._driver = (await self._connection.get_raw_connection()).driver_connection
+            return rows
+        return await self._driver.fetch(sql, *args)  # type: ignore[no-any-return]
+
+    async def execute(self, sql: str, *args: object) -> None:
+        if self._driver is None:
+            await self._connection.exec_driver_sql(sql, args)
+            self._driver = (await self._connection.get_raw_connection()).driver_connection
+        else:
+            await self._driver.execute(sql, *args)
+
+
+def naive(at: datetime) -> datetime:
+    return at.astimezone(UTC).replace(tzinfo=None)  # stored as naive UTC (UtcDateTime)
+
+
+def aware(at: datetime) -> datetime:
+    return at.replace(tzinfo=UTC)
