@@ -1,14 +1,5 @@
-"""The registry of deliverers: what delivering a win means for each award kind.
-
-A deliverer is `async def deliver(grant, ctx) -> Effect`. It runs outside any transaction
-(it may read the catalogue, or call a system of its own keyed by `grant.order_id`, which a
-redelivered message repeats) and returns the `Effect`: an async function that is run inside
-the user's shard transaction that also records the delivery (unique on the order id) and
-moves the award record create -> completed. The effect and those two writes commit together
-or not at all, so an effect written through the unit of work happens exactly once.
-
-A kind with no deliverer here is not delivered: its messages fail, end in the dead-letter
-queue, and the record is marked failed for operators to see.
+"""The registry of deliverers: what delivering a win means for each award kind
+(docs/architecture.md#deliverers).
 """
 
 from __future__ import annotations

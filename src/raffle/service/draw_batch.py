@@ -1,22 +1,6 @@
-"""PostgreSQL's draw store: draws in batches (group commit), the draws of many users on one
-shard database in one transaction, each of its statements carrying all of them.
-
-Round trips and per-statement costs dominate a draw, not the work: BEGIN, taking the chance,
-recording the result and COMMIT cost about the same for one draw as for sixty. So the draws
-that arrive while a batch is in flight go together in the next (GroupCommit), and with
-nothing in flight a draw goes at once, in a batch of one: BEGIN; one statement takes a
-chance for every draw and looks up their replays; the strategies run and stock is taken,
-concurrently across the batch; one statement records every order, win and outbox message;
-COMMIT. Each caller then gets its own result or its own error.
-
-The rare cases take a statement more, in the batch: a first visit (no account yet) opens its
-account with the welcome pack and takes its chance from it; a replay (an Idempotency-Key
-seen before) reads its win, and its chance goes back. A first visit whose account another
-transaction opened meanwhile (the same user's draw in another process, `my_account`, a
-rebate) goes again, in a batch of its own, and draws from that account. A batch that fails
-(a deadlock, an Idempotency-Key that a twin recorded meanwhile) commits nothing: its stock
-is given back and its draws go again, one per batch, where a deadlock's victim is run again
-and a twin's key replays.
+"""PostgreSQL's draw store: the draws of many users on one shard database share one
+transaction (group commit), each statement carrying all of them; the rare cases (a first
+visit, a replay, a failed batch) stay in the store (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,36 +1,6 @@
 """Fast refusals: a draw by a user the database just found without a chance is refused from
-a mark (ChanceHints), without a transaction, and never while the user has a chance.
-
-The rule. A draw reads the account's generation before its transaction; if the database then
-finds no chance in its scope (the day, the month and the welcome pack), it marks the account
-with that generation and scope, unless a credit was in flight when it read. Every credit
-(`crediting`) sets a new generation and enters "in flight" before its transaction, and sets a
-new generation again as it leaves, after its commit. A mark refuses a draw only while the
-generation is the mark's, no credit is in flight, the scope is the draw's and the mark is
-younger than its life (adapters/chance_hints.py).
-
-Why a refusal at time t is right. Chances in a scope only grow by a credit that commits:
-drawing only takes, a new day or month or welcome pack is another scope, and a first visit's
-draw that opens the account commits only when it drew. The marking draw's transaction, begun
-after it read the generation, saw every credit committed before that read. Take a credit
-committing after it: if it began after the read, then at t either it had not begun (so had
-not committed: the user had no chance) or the generation had changed (no refusal); if it
-began before the read, it was in flight at the read (no mark was written), for it cannot
-have left, which is after its commit. Only a credit whose transaction outlives its time in
-flight (CREDIT_SECONDS) can escape this; then a wrong refusal lasts until it leaves, or the
-mark's life at most.
-
-A credit that cannot enter fails before its transaction (nothing changed); one that cannot
-leave (Redis unreachable, its process died after the commit) stays in flight until it
-expires: marks are not trusted meanwhile, slower, never wrong. Losing Redis data loses marks
-(and credits in flight: those are then voided by their leaving only).
-
-A draw with an Idempotency-Key whose earlier try reached the database must replay it, not be
-refused: the hints remember the keys of draws that went to the database (before their
-transaction) for a day at least, as long as a retry replays elsewhere, and refuse only keys
-not seen. A Redis data loss also forgets keys: a retry of a draw made before it, by a user
-with no chance left, may then be refused (409) instead of replayed; the draw it retried
-stands.
+a mark (ChanceHints), without a transaction, and never while the user has a chance; the rule
+and why it holds are in docs/architecture.md#fast-refusals.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def chi_square_p_value(observed: list[int], expected: list[float]) -> float:
     if len(cells) < 2:
         return 1.0
     statistic = sum((o - e) ** 2 / e for o, e in cells)
-    # Imported here: scipy.stats takes ~1 s of CPU to import, and every `raffle` process
+    # Imported here: scipy.stats is slow to import, and every `raffle` process
     # (the API's, the workers') imports this module through the CLI, for `simulate` only.
     from scipy.stats import chi2
 

@@ -1,15 +1,6 @@
-"""What repositories execute on: an async SQLAlchemy connection, or on SQLite a synchronous one.
-
-SQLite statements take microseconds: running them straight on the event loop costs less
-than the hop to aiosqlite's thread and back that each one otherwise takes (about 40 hops a
-draw). It blocks nothing that would not wait anyway, since a process's SQLite transactions
-take turns (see transaction.py). The one wait that can be long, for another *process*'s
-write lock, is not done in SQLite's busy handler (which would stall the loop) but by
-sleeping on the loop between tries of BEGIN IMMEDIATE. Nor does it checkpoint the WAL on
-the loop (SQLite's automatic checkpoint runs in the committing connection and syncs the file,
-which on a busy disk stalled the whole process for up to a second): a thread does, now and
-then, on the writer's connection while the committing transaction still holds the turn (see
-Checkpoints for why).
+"""What repositories execute on: an async SQLAlchemy connection, or on SQLite a synchronous
+one run straight on the event loop, its lock waits and WAL checkpoints kept off it
+(docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -35,7 +26,7 @@ Rows = CursorResult[*tuple[Any, ...]]  # rows of any width, as AsyncConnection g
 
 BUSY_WAIT_SECONDS = 5.0  # how long a writer waits for another process's lock
 CHECKPOINT_SECONDS = 1.0
-RESTART_FRAMES = 50_000  # ~200 MB of WAL: about 3 s of draws at full speed
+RESTART_FRAMES = 50_000  # a WAL this long is started over (Checkpoints)
 _FIRST_SLEEP, _MAX_SLEEP = 0.001, 0.05
 
 
@@ -123,12 +114,12 @@ class Checkpoints:
     needs and never waits for, nor blocks, the writer).
 
     Beside a steady writer such a checkpoint never catches up, so the WAL never restarts: it
-    grew by ~60 MB a second of draws, and as every page read searches the WAL's index, each
-    draw then cost more than the one before (+50 % at 1 GB). So once the WAL holds more than
+    grew without bound, and as every page read searches the WAL's index, each draw then cost
+    more than the one before. So once the WAL holds more than
     RESTART_FRAMES, the next commit is followed by a checkpoint on the writer's own
     connection while that transaction still holds the process's turn: it catches up (with
     only what came in since the last one to copy), and the next transaction starts the WAL
-    over. SQLite work waits for that, ~0.1 s on this busy disk, the loop does not.
+    over. SQLite work waits for that; the loop does not.
     """
 
     def __init__(self, path: str) -> None:

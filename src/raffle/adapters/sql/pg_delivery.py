@@ -1,15 +1,6 @@
-"""A delivery batch's statements on PostgreSQL, on the asyncpg connection under the unit of
-work's SQLAlchemy connection, in its transaction (see pg_statements for why).
-
-A consumer's shard transaction settles the batch's award records, records the deliveries,
-and for chances records the top-ups and credits the accounts, days and months. Here each of
-those is ONE statement whatever the batch's size: lists travel as arrays (`= ANY($1)`,
-`unnest`), so the statement's text never changes and asyncpg prepares it once per
-connection (SQLAlchemy's expanding `IN` lists made a new statement, and a prepare round
-trip, for every new list length), and `RETURNING` answers what a SELECT before the write
-was asked. The transaction: BEGIN, 5 statements, COMMIT, against 12 and the prepares.
-
-Only our own table and column names are put into the SQL; every value is a bind parameter.
+"""A delivery batch's statements on PostgreSQL (pg_statements): settling the award records,
+recording the deliveries and crediting chances, each ONE statement over arrays whatever the
+batch's size.
 """
 
 from __future__ import annotations

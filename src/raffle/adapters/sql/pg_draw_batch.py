@@ -1,20 +1,6 @@
-"""Draws in batches on PostgreSQL (see service/draw_batch.py), PostgreSQL's only draw path:
-each step ONE statement for the whole batch, over every shard table of the database that the
-batch's users live in.
-
-Lists travel as arrays (`unnest`), so a statement's text depends only on the set of shard
-tables in the batch: asyncpg prepares each once per connection, and PostgreSQL plans each
-once per connection, a generic plan, after its first five executions (see
-pg_draw_batch_sql._unnest); on a lane's kept connection (pg_lane) the 2^M - 1 sets are all
-planned within seconds. Naming every table instead, with empty arrays for those without a
-draw, costs each empty section's executor start and end at every execution, ~0.08 ms: 6%
-more PostgreSQL CPU per draw in the 2 x 4 bench with lanes. Taking the chances locks the
-accounts in one order whatever the batch (by table, then by user: the arrays are sorted and
-looked up in their order): two processes' batches on one database wait for each other
-instead of deadlocking (and one that is picked as a deadlock's victim anyway, against a
-delivery's credits say, fails, and its draws go again, one per batch). A batch holds one
-draw per user: no row is written twice by one statement (which `ON CONFLICT DO UPDATE`
-refuses). The statements are in pg_draw_batch_sql.
+"""Draws in batches on PostgreSQL (service/draw_batch.py), its only draw path: each step ONE
+statement over arrays for the whole batch, locking accounts in one order (by table, then
+user); why, in docs/architecture.md. The statements are in pg_draw_batch_sql.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def _unnest(table: Table | Sequence[str], columns: Sequence[str], first: int) ->
     their lengths: a custom plan then costs what the generic plan does, and PostgreSQL's
     plan cache settles on the generic plan after five executions. Seen, the lengths make
     every custom plan (a batch of 1-10) cheaper than the generic one (which assumes 10),
-    and the statement was planned again at every execution: ~40% of PostgreSQL's CPU."""
+    and the statement was planned again at every execution."""
     types = [_sql_type(table, c) for c in columns] if isinstance(table, Table) else table
     arrays = ", ".join(f"${first + i}::{kind}[]" for i, kind in enumerate(types))
     names = [f"a{i}" for i in range(len(types))]

@@ -1,11 +1,5 @@
 """The connections of draws in batches on PostgreSQL (pg_draw_batch): asyncpg's own, kept
 open by each lane between its batches, with BEGIN and COMMIT sent on them directly.
-
-Through SQLAlchemy's pool and transaction, each batch paid for a checkout, the greenlet
-bridge around BEGIN and COMMIT, its transaction events and the reset on return: ~8 % of a
-draw's CPU in a server. A lane has one batch in flight at a time (service/group_commit), so
-one connection is all it normally holds; a batch begun while another is in flight (tests,
-or another caller) gets a connection of its own.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
-"""The outbox relay's statements on PostgreSQL, on the asyncpg connection under the unit of
-work's SQLAlchemy connection, in its transaction (see pg_statements for why).
-
-A claim is ONE statement (the rows picked, locked and moved to `sending`, `UPDATE …
-RETURNING`) where SQLAlchemy sent a SELECT and an UPDATE with an `IN` list that made a new
-statement for every list length; marking is one statement with the ids as an array. The
-texts never change, so asyncpg prepares each once per connection.
-
-Only our own table and column names are put into the SQL; every value is a bind parameter.
+"""The outbox relay's statements on PostgreSQL (pg_statements): a claim is one
+`UPDATE … RETURNING`, marking one statement over an array of ids.
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
 """Plain SQL on the asyncpg connection under a unit of work's SQLAlchemy connection, in its
-transaction: the batch statements of delivery and relay (pg_delivery, pg_relay).
-
-SQLAlchemy's async path costs several times asyncpg's own per statement (its execution
-context, the greenlet bridge, its adapter), so statements whose text never changes and
-whose lists travel as arrays run on asyncpg directly, with its prepared-statement cache.
-SQLAlchemy's asyncpg adapter begins its transaction lazily, at the first statement it runs:
-so the first of these goes through SQLAlchemy (`exec_driver_sql`, the text as it is), and
-the asyncpg connection, reached through `driver_connection`, is then in that transaction.
-
-The SQL is put together from our own table and column names only; every value is a bind
-parameter ($1, $2, ...).
+transaction (docs/architecture.md): the batch statements of delivery and relay.
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
 """A shard's unit of work on an SQLite file: the draw's statements on the sqlite3 connection
 under its synchronous SQLAlchemy one (see connection.py), in its transaction.
-
-An SQLite statement takes a few microseconds; SQLAlchemy's execution around it ~40-80. The
-draw's hot statements are plain parameterised SQL here, with RETURNING: taking a chance is
-three statements (the account, then the day and the month rows, each made by its first draw
-by an upsert) instead of four to six. Everything else stays on SQLAlchemy, in the same
-transaction. The SQL is put together from our own table and column names only; every value
-is a bind parameter, hence the `noqa: S608`s.
 """
 
 from __future__ import annotations
