@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
-from starlette.routing import Route
 
-from raffle.bootstrap import Raffle
 from raffle.domain.users import RateLimited
 from raffle.entrypoints.http.deps import (
     CurrentSession,
     IdempotencyKey,
     RaffleDep,
-    idempotency_key_of,
-    session_of,
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.problems import documented
@@ -106,31 +102,7 @@ async def draw_once(
     """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
     draw keeps it on its order (in the draw's own transaction), and a retry gets the same
     order back, marked `Idempotent-Replayed: true`."""
-    return await _drawn(raffle, session.user_id, activity_id, key)
-
-
-async def _draw_directly(request: Request) -> Response:
-    """draw_once, served without FastAPI's machinery per request: the dependencies are
-    resolved by the same checks in the same order (session, then key), errors go through
-    the same handlers. `{activity_id:int}` takes digits only; any other path goes on to
-    draw_once, which also keeps documenting the route."""
-    session = await session_of(request)
-    key = idempotency_key_of(request)
-    raffle: Raffle = request.app.state.raffle
-    return await _drawn(raffle, session.user_id, int(request.path_params["activity_id"]), key)
-
-
-# Put first among the application's routes (app.py): FastAPI's per-request work (solving
-# dependencies, validating the answer, walking the routers) was a third of a draw's CPU.
-DRAW_ROUTE = Route(
-    "/api/activities/{activity_id:int}/draws",
-    _draw_directly,
-    methods=["POST"],
-    include_in_schema=False,
-)
-
-
-async def _drawn(raffle: Raffle, user_id: str, activity_id: int, key: str | None) -> Response:
+    user_id = session.user_id
     limit = raffle.settings.draws_per_second
     if wait := await raffle.limiter.hit(f"draw:{user_id}", limit, 1):
         raise RateLimited(f"at most {limit} draws per second", wait)
