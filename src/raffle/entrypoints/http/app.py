@@ -49,7 +49,8 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     )
     app.state.raffle = raffle
     problems.install(app)
-    for module in (auth, player, admin, campaigns, engagement, prizes, delivery, pages):
+    # the players' first: it holds the draw, the hot route (see routes/player.py)
+    for module in (player, auth, admin, campaigns, engagement, prizes, delivery, pages):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
 
