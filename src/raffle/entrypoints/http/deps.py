@@ -63,12 +63,13 @@ async def get_admin(session: CurrentSession) -> Session:
 AdminSession = Annotated[Session, Depends(get_admin)]
 
 
-async def get_idempotency_key(
-    idempotency_key: Annotated[
-        str | None,
-        Header(description="Any unique string: a retry with it replays the first answer."),
-    ] = None,
-) -> str | None:
+IdempotencyHeader = Annotated[
+    str | None,
+    Header(description="Any unique string: a retry with it replays the first answer."),
+]
+
+
+async def get_idempotency_key(idempotency_key: IdempotencyHeader = None) -> str | None:
     return check_key(idempotency_key) if idempotency_key is not None else None
 
 

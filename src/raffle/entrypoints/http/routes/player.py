@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from raffle.domain.users import RateLimited
 from raffle.entrypoints.http.deps import (
     CurrentSession,
-    IdempotencyKey,
+    IdempotencyHeader,
     RaffleDep,
+    get_idempotency_key,
+    get_raffle,
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.problems import documented
@@ -44,11 +46,18 @@ router = APIRouter(prefix="/api/activities", tags=["player"])
     responses=documented(401, 404, 409, 422, 429, 503),
 )
 async def draw_once(
-    activity_id: int, session: CurrentSession, key: IdempotencyKey, raffle: RaffleDep
+    activity_id: int,
+    session: CurrentSession,
+    request: Request,
+    idempotency_key: IdempotencyHeader = None,
 ) -> Response:
     """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
     draw keeps it on its order (in the draw's own transaction), and a retry gets the same
     order back, marked `Idempotent-Replayed: true`."""
+    # The key and the application by the dependencies' own functions, called here: FastAPI's
+    # work per dependency is paid on every draw, the hot route.
+    key = await get_idempotency_key(idempotency_key)
+    raffle = await get_raffle(request)
     user_id = session.user_id
     limit = raffle.settings.draws_per_second
     if wait := await raffle.limiter.hit(f"draw:{user_id}", limit, 1):
