@@ -9,7 +9,6 @@ import pytest
 
 from raffle.adapters.rate_limits import MemoryRateLimiter
 from raffle.entrypoints.http.app import create_app
-from raffle.entrypoints.http.routes import player
 from tests.e2e.conftest import ACTIVITY, DEMO, Api
 from tests.unit.fakes import FakeClock
 
@@ -226,43 +225,40 @@ async def test_the_openapi_document_lists_every_route(api: Api) -> None:
     assert draw["security"] == [{"HTTPBearer": []}]
 
 
-async def test_the_direct_draw_route_answers_as_fastapis_route_does(api: Api) -> None:
-    # Draws are served by a plain route ahead of FastAPI's (player.DRAW_ROUTE), which still
-    # documents them: the two must not differ in anything a client sees.
+async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
+    api: Api,
+) -> None:
     alice = await api.login("olga")
-    fastapi_only = create_app(api.raffle, scheduler=False)
-    fastapi_only.router.routes.remove(player.DRAW_ROUTE)
-    transport = httpx.ASGITransport(app=fastapi_only)
-    async with httpx.AsyncClient(transport=transport, base_url="http://raffle.test") as slow:
-        for path, headers in [
-            (f"/api/activities/{ACTIVITY}/draws", {**alice, "Idempotency-Key": "same"}),
-            (f"/api/activities/{ACTIVITY}/draws", {**alice, "Idempotency-Key": "x" * 129}),
-            (f"/api/activities/{ACTIVITY}/draws", {"Authorization": "Basic b2xnYTpwdw=="}),
-            (f"/api/activities/{ACTIVITY}/draws", {"Authorization": "bearer not-a-session"}),
-            ("/api/activities/424242/draws", {**alice, "Idempotency-Key": "same"}),
-            ("/api/activities/007/draws", {**alice, "Idempotency-Key": "same"}),
-        ]:
-            direct = await api.client.post(path, headers=headers)
-            via_fastapi = await slow.post(path, headers=headers)
-            assert direct.status_code == via_fastapi.status_code, (path, headers)
-            assert direct.content == via_fastapi.content, (path, headers)
-            assert direct.headers["content-type"] == via_fastapi.headers["content-type"]
-        # The first draw was the direct route's; FastAPI's replayed it.
-        first = await slow.post(
-            f"/api/activities/{ACTIVITY}/draws", headers={**alice, "Idempotency-Key": "same"}
-        )
-        assert first.headers["Idempotent-Replayed"] == "true"
-    for path, code in [("/api/activities/x/draws", 422), ("/api/activities/-1/draws", 404)]:
-        assert (await api.client.post(path, headers=alice)).status_code == code, path
-    refused = await api.client.put(f"/api/activities/{ACTIVITY}/draws", headers=alice)
+    draws = f"/api/activities/{ACTIVITY}/draws"
+    first = await api.client.post(draws, headers={**alice, "Idempotency-Key": "same"})
+    again = await api.client.post(draws, headers={**alice, "Idempotency-Key": "same"})
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert first.headers["content-type"] == "application/json"
+    assert again.content == first.content
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    for path, headers, status, code in [
+        (draws, {**alice, "Idempotency-Key": "x" * 129}, 422, "invalid_idempotency_key"),
+        (draws, {"Authorization": "Basic b2xnYTpwdw=="}, 401, "not_authenticated"),
+        (draws, {"Authorization": "bearer not-a-session"}, 401, "not_authenticated"),
+        (draws, {}, 401, "not_authenticated"),
+        ("/api/activities/424242/draws", alice, 404, "unknown_activity"),
+        ("/api/activities/-1/draws", alice, 404, "unknown_activity"),
+        ("/api/activities/x/draws", alice, 422, "invalid_input"),
+    ]:
+        refused = await api.client.post(path, headers=headers)
+        assert refused.headers["content-type"] == PROBLEM, (path, headers)
+        assert (refused.status_code, refused.json()["code"]) == (status, code), (path, headers)
+    refused = await api.client.put(draws, headers=alice)
     assert (refused.status_code, refused.json()["code"]) == (405, "method_not_allowed")
+    history = (await api.client.get(draws, headers=alice)).json()["draws"]
+    assert [d["order_id"] for d in history] == [first.json()["order_id"]]
 
 
 async def test_an_unexpected_error_in_a_draw_answers_500_and_is_raised_to_the_server(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The draw's own short stack (front_door.py) keeps what FastAPI's did: a plain 500 for
-    # the client, and the error raised on for the server to log.
+    # A plain 500 for the client, and the error raised on for the server to log.
     alice = await api.login("pia")
 
     async def broken(key: str, limit: int, window_seconds: int) -> int:

@@ -75,5 +75,4 @@ def serve(settings: Settings, workers: int = 1) -> None:
         log_level="warning",
         access_log=False,  # nothing at "warning" anyway; this skips building its arguments
         loop="uvloop",
-        http="raffle.entrypoints.http.protocol:JoinedWritesProtocol",  # one write a response
     )

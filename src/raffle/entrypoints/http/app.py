@@ -11,7 +11,6 @@ from fastapi import FastAPI
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
 from raffle.entrypoints.http import problems
-from raffle.entrypoints.http.front_door import FrontDoor
 from raffle.entrypoints.http.routes import (
     admin,
     auth,
@@ -42,8 +41,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
                 with contextlib.suppress(asyncio.CancelledError):
                     await running
 
-    app = FrontDoor(
-        fast_route=player.DRAW_ROUTE,  # the hot route, by its own short stack
+    app = FastAPI(
         title="raffle",
         version="0.1.0",
         summary="Marketing raffles with exact, published odds and no oversell.",
@@ -51,9 +49,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     )
     app.state.raffle = raffle
     problems.install(app)
-    for module in (auth, player, admin, campaigns, engagement, prizes, delivery, pages):
+    # the players' first: it holds the draw, the hot route (see routes/player.py)
+    for module in (player, auth, admin, campaigns, engagement, prizes, delivery, pages):
         app.include_router(module.router)
-    app.router.routes.insert(0, player.DRAW_ROUTE)  # the hot route, matched first
     app.mount("/web", pages.assets(), name="web")
 
     @app.get("/api/health", tags=["ops"])

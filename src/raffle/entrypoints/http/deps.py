@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from fastapi.security.utils import get_authorization_scheme_param
 
 from raffle.bootstrap import Raffle
 from raffle.domain.users import NotAuthenticated, Session
@@ -56,17 +55,6 @@ async def get_session(
 CurrentSession = Annotated[Session, Depends(get_session)]
 
 
-async def session_of(request: Request) -> Session:
-    """get_session without FastAPI: the bearer token read from the header as HTTPBearer
-    reads it, for a route that is not FastAPI's (the draw's, see routes/player.py)."""
-    raffle: Raffle = request.app.state.raffle
-    authorization = request.headers.get("Authorization")
-    scheme, token = get_authorization_scheme_param(authorization)
-    if not (authorization and scheme and token) or scheme.lower() != "bearer":
-        raise NotAuthenticated(_LOG_IN_FIRST)
-    return await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
-
-
 async def get_admin(session: CurrentSession) -> Session:
     require_admin(session)
     return session
@@ -75,22 +63,17 @@ async def get_admin(session: CurrentSession) -> Session:
 AdminSession = Annotated[Session, Depends(get_admin)]
 
 
-async def get_idempotency_key(
-    idempotency_key: Annotated[
-        str | None,
-        Header(description="Any unique string: a retry with it replays the first answer."),
-    ] = None,
-) -> str | None:
+IdempotencyHeader = Annotated[
+    str | None,
+    Header(description="Any unique string: a retry with it replays the first answer."),
+]
+
+
+async def get_idempotency_key(idempotency_key: IdempotencyHeader = None) -> str | None:
     return check_key(idempotency_key) if idempotency_key is not None else None
 
 
 IdempotencyKey = Annotated[str | None, Depends(get_idempotency_key)]
-
-
-def idempotency_key_of(request: Request) -> str | None:
-    """get_idempotency_key without FastAPI."""
-    key = request.headers.get("Idempotency-Key")
-    return check_key(key) if key is not None else None
 
 
 def client_ip(request: Request) -> str:

@@ -6,16 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
-from starlette.routing import Route
 
-from raffle.bootstrap import Raffle
 from raffle.domain.users import RateLimited
 from raffle.entrypoints.http.deps import (
     CurrentSession,
-    IdempotencyKey,
+    IdempotencyHeader,
     RaffleDep,
-    idempotency_key_of,
-    session_of,
+    get_idempotency_key,
+    get_raffle,
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.problems import documented
@@ -38,6 +36,45 @@ from raffle.service.quotas import my_account
 from raffle.service.wins import my_wins
 
 router = APIRouter(prefix="/api/activities", tags=["player"])
+
+
+# The hot route first: FastAPI tries the routes in order, at a cost per route tried.
+@router.post(
+    "/{activity_id}/draws",
+    status_code=201,
+    response_model=DrawOut,
+    responses=documented(401, 404, 409, 422, 429, 503),
+)
+async def draw_once(
+    activity_id: int,
+    session: CurrentSession,
+    request: Request,
+    idempotency_key: IdempotencyHeader = None,
+) -> Response:
+    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
+    draw keeps it on its order (in the draw's own transaction), and a retry gets the same
+    order back, marked `Idempotent-Replayed: true`."""
+    # The key and the application by the dependencies' own functions, called here: FastAPI's
+    # work per dependency is paid on every draw, the hot route.
+    key = await get_idempotency_key(idempotency_key)
+    raffle = await get_raffle(request)
+    user_id = session.user_id
+    limit = raffle.settings.draws_per_second
+    if wait := await raffle.limiter.hit(f"draw:{user_id}", limit, 1):
+        raise RateLimited(f"at most {limit} draws per second", wait)
+    result = await draw(
+        Draw(user_id, activity_id, key),
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        stock=raffle.stock,
+        rng=raffle.rng,
+        clock=raffle.clock,
+        hints=raffle.hints,
+    )
+    awards = await raffle.catalogue.awards()
+    body = draw_json(result, awards[result.award_id])
+    headers = {REPLAYED: "true"} if result.replayed else None
+    return Response(body, 201, headers, media_type="application/json")
 
 
 @router.get("")
@@ -94,61 +131,6 @@ async def prizes(activity_id: int, session: CurrentSession, raffle: RaffleDep) -
             for t in mine.tiers
         ],
     )
-
-
-@router.post(
-    "/{activity_id}/draws",
-    status_code=201,
-    response_model=DrawOut,
-    responses=documented(401, 404, 409, 422, 429, 503),
-)
-async def draw_once(
-    activity_id: int, session: CurrentSession, key: IdempotencyKey, raffle: RaffleDep
-) -> Response:
-    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
-    draw keeps it on its order (in the draw's own transaction), and a retry gets the same
-    order back, marked `Idempotent-Replayed: true`."""
-    return await _drawn(raffle, session.user_id, activity_id, key)
-
-
-async def _draw_directly(request: Request) -> Response:
-    """draw_once, served without FastAPI's machinery per request: the dependencies are
-    resolved by the same checks in the same order (session, then key), errors go through
-    the same handlers. `{activity_id:int}` takes digits only; any other path goes on to
-    draw_once, which also keeps documenting the route."""
-    session = await session_of(request)
-    key = idempotency_key_of(request)
-    raffle: Raffle = request.app.state.raffle
-    return await _drawn(raffle, session.user_id, int(request.path_params["activity_id"]), key)
-
-
-# Put first among the application's routes (app.py): FastAPI's per-request work (solving
-# dependencies, validating the answer, walking the routers) was a third of a draw's CPU.
-DRAW_ROUTE = Route(
-    "/api/activities/{activity_id:int}/draws",
-    _draw_directly,
-    methods=["POST"],
-    include_in_schema=False,
-)
-
-
-async def _drawn(raffle: Raffle, user_id: str, activity_id: int, key: str | None) -> Response:
-    limit = raffle.settings.draws_per_second
-    if wait := await raffle.limiter.hit(f"draw:{user_id}", limit, 1):
-        raise RateLimited(f"at most {limit} draws per second", wait)
-    result = await draw(
-        Draw(user_id, activity_id, key),
-        catalogue=raffle.catalogue,
-        shards=raffle.shards,
-        stock=raffle.stock,
-        rng=raffle.rng,
-        clock=raffle.clock,
-        hints=raffle.hints,
-    )
-    awards = await raffle.catalogue.awards()
-    body = draw_json(result, awards[result.award_id])
-    headers = {REPLAYED: "true"} if result.replayed else None
-    return Response(body, 201, headers, media_type="application/json")
 
 
 @router.get("/{activity_id}/draws", responses=documented(401, 404))
