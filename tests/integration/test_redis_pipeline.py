@@ -131,6 +131,32 @@ async def test_a_redis_restart_mid_load_fails_only_the_batches_that_met_it(
         await redis.aclose()
 
 
+async def test_commands_sent_while_redis_is_down_go_once_it_is_back_within_the_retries(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    redis_server.start()  # a no-op unless an earlier test left it down
+    pool = BlockingConnectionPool.from_url(
+        redis_server.url,
+        max_connections=5,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=3),  # 0.7 s of sleeps
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+    redis = Redis.from_pool(pool)
+    commands = SharedPipeline(redis)
+    try:
+        assert await commands.execute("PING") is True  # a pooled connection, soon broken
+        redis_server.kill()
+        sent = asyncio.gather(*(commands.execute("INCR", prefix + "n") for _ in range(20)))
+        # Down longer than one connect's own retries: the batch's retries take the pool's
+        # connection again, so they span the connects' retries.
+        await asyncio.sleep(1.0)
+        redis_server.start()
+        assert sorted(await sent) == list(range(1, 21))  # each applied once, on the new server
+    finally:
+        redis_server.start()
+        await redis.aclose()
+
+
 async def test_a_round_trip_past_the_socket_timeout_fails_its_batch_and_the_next_goes_on(
     redis_url: str, prefix: str
 ) -> None:

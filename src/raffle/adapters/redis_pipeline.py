@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import hiredis
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError
+from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 Arg = str | bytes | int | float
 
@@ -32,12 +38,17 @@ class SharedPipeline:
     together in the next one: batches form by themselves under load, and with nothing in
     flight a command goes at once (no timer).
 
-    A round trip is redis-py's pipeline without a transaction (no MULTI): each command keeps
-    its own meaning, result and error. A lost connection is retried on a fresh one as the
-    client's `retry` says, the whole batch again: a command Redis applied before the
-    connection broke is applied twice (as a lone command retried the same way always was): a
-    stock take run twice hands out a second slot, and the claim rows keyed by slot keep that
-    from overselling.
+    A round trip is a pipeline without a transaction (no MULTI): each command keeps its own
+    meaning, result and error. A lost connection, or Redis down, is retried as the retry the
+    client was given says, the whole batch again, taking a connection (and so connecting)
+    again each try: a command Redis applied before the connection broke is applied twice (as
+    a lone command retried the same way always was); a stock take run twice hands out a
+    second slot, and the claim rows keyed by slot keep that from overselling.
+
+    The round trip is made on a pool's connection through its public methods rather than
+    redis-py's asyncio Pipeline, which packs every argument in Python, starts a timer for
+    every reply and does not retry taking its connection: hiredis packs the batch, and one
+    timer (the client's socket timeout) covers the write and all the replies.
     """
 
     def __init__(self, redis: Redis) -> None:
@@ -48,7 +59,8 @@ class SharedPipeline:
         self._sender: asyncio.Task[None] | None = None
 
     async def execute(self, *command: Arg) -> Any:
-        """The command's reply, or its error raised."""
+        """The command's reply, or its error raised. Its name is one word ("EVALSHA", not
+        "SCRIPT LOAD"): the words of the command go as they are given."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting.append((command, future))
         if self._sender is None:
@@ -74,15 +86,13 @@ class SharedPipeline:
             self._waiting = []
 
     async def _round_trip(self, batch: _Waiting) -> None:
+        commands = [command for command, _ in batch]
         self.commands += len(batch)
         self.round_trips += 1
-        pipeline = self.redis.pipeline(transaction=False)
-        for command, _ in batch:
-            pipeline.execute_command(*command)
+        attempt = partial(self._attempt, commands)
+        retry = self.redis.get_retry()
         try:
-            # An error reply comes back in its command's place; a lost connection or a
-            # timeout, once the client's retries are spent, is raised for the whole batch.
-            replies = await pipeline.execute(raise_on_error=False)
+            replies = await (attempt() if retry is None else retry.call_with_retry(attempt, _pass))
         except Exception as error:  # every caller of the batch learns it; the next batch goes
             for _, future in batch:
                 if not future.done():
@@ -98,6 +108,55 @@ class SharedPipeline:
                 future.set_exception(reply)
             else:
                 future.set_result(reply)
+
+    async def _attempt(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """One try on a connection of the pool; taking it may connect, so a retry covers
+        Redis coming back after a restart too."""
+        pool = self.redis.connection_pool
+        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            return await self._exchange(connection, commands)
+        except BaseException:
+            await connection.disconnect(nowait=True)  # replies may be left unread
+            raise
+        finally:
+            await pool.release(connection)
+
+    async def _exchange(
+        self, connection: AbstractConnection, commands: list[tuple[Arg, ...]]
+    ) -> list[Any]:
+        """The commands in one write, then their replies (an error reply as its exception),
+        parsed as the client would."""
+        # Its stub types the argument as a 1-tuple; it takes any number of arguments.
+        packed = b"".join(hiredis.pack_command(command) for command in commands)  # type: ignore[arg-type]
+        replies: list[Any] = []
+        try:
+            async with asyncio.timeout(connection.socket_timeout):
+                await connection.send_packed_command(packed)
+                for _ in commands:
+                    replies.append(await _reply(connection))
+        except TimeoutError as error:  # the connection dropped its unread replies
+            raise RedisTimeoutError("Timeout reading from Redis") from error
+        callbacks = self.redis.response_callbacks  # none for GETEX, EVALSHA, EVAL
+        for index, (command, reply) in enumerate(zip(commands, replies, strict=True)):
+            callback = callbacks.get(str(command[0]))
+            if callback is not None and not isinstance(reply, Exception):
+                parsed = callback(reply)
+                replies[index] = await parsed if inspect.isawaitable(parsed) else parsed
+        return replies
+
+
+async def _reply(connection: AbstractConnection) -> Any:
+    """The next reply, an error reply returned rather than raised. No timer of its own
+    (math.inf): the round trip's covers it."""
+    try:
+        return await connection.read_response(timeout=math.inf)
+    except ResponseError as error:
+        return error
+
+
+async def _pass(_error: Exception) -> None:
+    """Nothing to do before a retry: a failed try dropped its connection."""
 
 
 def _cancel(waiting: _Waiting) -> None:
