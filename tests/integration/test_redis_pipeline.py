@@ -29,6 +29,19 @@ async def test_a_lone_command_goes_at_once_in_a_round_trip_of_its_own(
     assert (commands.commands, commands.round_trips) == (2, 2)
 
 
+async def test_the_commands_that_arrive_during_a_round_trip_all_go_in_the_next(
+    redis: Redis, prefix: str
+) -> None:
+    commands = SharedPipeline(redis)
+    # BLPOP holds the first round trip open on the server until its timeout.
+    held = asyncio.create_task(commands.execute("BLPOP", prefix + "never", 0.3))
+    await asyncio.sleep(0.1)
+    replies = await asyncio.gather(*(commands.execute("INCR", prefix + "n") for _ in range(100)))
+    assert await held is None
+    assert sorted(replies) == list(range(1, 101))
+    assert (commands.commands, commands.round_trips) == (101, 2)
+
+
 async def test_hundreds_of_concurrent_callers_share_round_trips_and_get_their_own_result(
     redis: Redis, prefix: str
 ) -> None:
@@ -64,8 +77,10 @@ async def test_scripts_run_again_after_the_script_cache_was_flushed(
     assert sorted(first) == list(range(1, 201))
     await redis.script_flush()  # as after a restart or a failover
     assert await redis.script_exists(_ADD.sha) == [False]
+    trips = commands.round_trips
     again = await asyncio.gather(*(commands.run(_ADD, [prefix + "n"], [1]) for _ in range(200)))
     assert sorted(again) == list(range(201, 401))  # each ran exactly once: EVAL after NOSCRIPT
+    assert commands.round_trips - trips < 200  # the EVALs that followed NOSCRIPT went together
     assert await redis.script_exists(_ADD.sha) == [True]  # EVAL cached it for the next EVALSHA
     trips = commands.round_trips
     await commands.run(_ADD, [prefix + "n"], [1])
@@ -116,12 +131,38 @@ async def test_a_redis_restart_mid_load_fails_only_the_batches_that_met_it(
         await redis.aclose()
 
 
+async def test_commands_sent_while_redis_is_down_go_once_it_is_back_within_the_retries(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    redis_server.start()  # a no-op unless an earlier test left it down
+    pool = BlockingConnectionPool.from_url(
+        redis_server.url,
+        max_connections=5,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=3),  # 0.7 s of sleeps
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+    redis = Redis.from_pool(pool)
+    commands = SharedPipeline(redis)
+    try:
+        assert await commands.execute("PING") is True  # a pooled connection, soon broken
+        redis_server.kill()
+        sent = asyncio.gather(*(commands.execute("INCR", prefix + "n") for _ in range(20)))
+        # Down longer than one connect's own retries: the batch's retries take the pool's
+        # connection again, so they span the connects' retries.
+        await asyncio.sleep(1.0)
+        redis_server.start()
+        assert sorted(await sent) == list(range(1, 21))  # each applied once, on the new server
+    finally:
+        redis_server.start()
+        await redis.aclose()
+
+
 async def test_a_round_trip_past_the_socket_timeout_fails_its_batch_and_the_next_goes_on(
     redis_url: str, prefix: str
 ) -> None:
-    # One timer covers a round trip (the write and every reply): BLPOP holds the reply past
-    # the client's socket timeout, so the batch fails as redis-py's own timeouts do, the
-    # connection with its unread reply is dropped, and the next batch gets a fresh one.
+    # BLPOP holds its reply past the client's socket timeout: the batch fails as redis-py's
+    # own timeouts do, the connection with its unread replies is dropped, and the next batch
+    # gets a fresh one.
     pool = BlockingConnectionPool.from_url(redis_url, max_connections=5, socket_timeout=0.2)
     redis = Redis.from_pool(pool)
     commands = SharedPipeline(redis)

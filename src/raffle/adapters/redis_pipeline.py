@@ -5,17 +5,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+import hiredis
 from redis.asyncio import Redis
 from redis.asyncio.connection import AbstractConnection
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-
-from raffle.adapters import resp
 
 Arg = str | bytes | int | float
 
@@ -38,14 +38,17 @@ class SharedPipeline:
     together in the next one: batches form by themselves under load, and with nothing in
     flight a command goes at once (no timer).
 
-    The pipeline is not a transaction (no MULTI): each command keeps its own meaning, result
-    and error. A lost connection is retried on a fresh one as the client's `retry` says,
-    the whole batch again: a command Redis applied before the connection broke is applied
-    twice (as a lone command retried the same way always was).
+    A round trip is a pipeline without a transaction (no MULTI): each command keeps its own
+    meaning, result and error. A lost connection, or Redis down, is retried as the retry the
+    client was given says, the whole batch again, taking a connection (and so connecting)
+    again each try: a command Redis applied before the connection broke is applied twice (as
+    a lone command retried the same way always was); a stock take run twice hands out a
+    second slot, and the claim rows keyed by slot keep that from overselling.
 
-    The round trips go one at a time, so they keep one connection of the client's pool, and
-    write and read on it themselves: redis-py's Pipeline cost ~2.5 times as much CPU per
-    round trip (a pool checkout with a probe read under a lock, metrics hooks, its stack).
+    The round trip is made on a pool's connection through its public methods rather than
+    redis-py's asyncio Pipeline, which packs every argument in Python, starts a timer for
+    every reply and does not retry taking its connection: hiredis packs the batch, and one
+    timer (the client's socket timeout) covers the write and all the replies.
     """
 
     def __init__(self, redis: Redis) -> None:
@@ -54,16 +57,14 @@ class SharedPipeline:
         self.round_trips = 0
         self._waiting: _Waiting = []
         self._sender: asyncio.Task[None] | None = None
-        self._connection: AbstractConnection | None = None
-        self._connection_loop: asyncio.AbstractEventLoop | None = None
 
     async def execute(self, *command: Arg) -> Any:
-        """The command's reply, or its error raised."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        """The command's reply, or its error raised. Its name is one word ("EVALSHA", not
+        "SCRIPT LOAD"): the words of the command go as they are given."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting.append((command, future))
-        if self._sender is None or self._sender.get_loop() is not loop:
-            self._sender = loop.create_task(self._send())
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send())
         return await future
 
     async def run(self, script: LuaScript, keys: Sequence[str], args: Sequence[Arg]) -> Any:
@@ -88,12 +89,10 @@ class SharedPipeline:
         commands = [command for command, _ in batch]
         self.commands += len(batch)
         self.round_trips += 1
+        attempt = partial(self._attempt, commands)
+        retry = self.redis.get_retry()
         try:
-            connection = await self._held()
-            replies = await connection.retry.call_with_retry(
-                lambda: self._exchange(connection, commands),
-                lambda _error: connection.disconnect(),  # the next try connects afresh
-            )
+            replies = await (attempt() if retry is None else retry.call_with_retry(attempt, _pass))
         except Exception as error:  # every caller of the batch learns it; the next batch goes
             for _, future in batch:
                 if not future.done():
@@ -110,39 +109,34 @@ class SharedPipeline:
             else:
                 future.set_result(reply)
 
-    async def _held(self) -> AbstractConnection:
-        """The pool's connection this pipeline keeps (closed with the pool); another on
-        another event loop (tests run one per test)."""
-        loop = asyncio.get_running_loop()
-        if self._connection is None or self._connection_loop is not loop:
-            pool: Any = self.redis.connection_pool  # its get_connection is untyped
-            self._connection = await pool.get_connection()
-            self._connection_loop = loop
-        return self._connection
+    async def _attempt(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """One try on a connection of the pool; taking it may connect, so a retry covers
+        Redis coming back after a restart too."""
+        pool = self.redis.connection_pool
+        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            return await self._exchange(connection, commands)
+        except BaseException:
+            await connection.disconnect(nowait=True)  # replies may be left unread
+            raise
+        finally:
+            await pool.release(connection)
 
     async def _exchange(
         self, connection: AbstractConnection, commands: list[tuple[Arg, ...]]
     ) -> list[Any]:
         """The commands in one write, then their replies (an error reply as its exception),
         parsed as the client would."""
+        # Its stub types the argument as a 1-tuple; it takes any number of arguments.
+        packed = b"".join(hiredis.pack_command(command) for command in commands)  # type: ignore[arg-type]
+        replies: list[Any] = []
         try:
-            # One timer for the round trip, not one per reply: the client's socket
-            # timeout, for the write and the replies together.
             async with asyncio.timeout(connection.socket_timeout):
-                reader, writer = await _streams(connection)
-                writer.write(resp.pack(commands))
-                await writer.drain()
-                replies = await resp.read_replies(reader, len(commands))
-        except BaseException as error:
-            # Cut short (cancelled, timed out, lost): replies may be left unread, so the
-            # connection goes; a timeout or a lost connection is the client's, which its
-            # `retry` may retry.
-            await connection.disconnect(nowait=True)
-            if isinstance(error, TimeoutError):
-                raise RedisTimeoutError("Timeout reading from Redis") from error
-            if isinstance(error, OSError):
-                raise RedisConnectionError(f"Error while talking to Redis: {error}") from error
-            raise
+                await connection.send_packed_command(packed)
+                for _ in commands:
+                    replies.append(await _reply(connection))
+        except TimeoutError as error:  # the connection dropped its unread replies
+            raise RedisTimeoutError("Timeout reading from Redis") from error
         callbacks = self.redis.response_callbacks  # none for GETEX, EVALSHA, EVAL
         for index, (command, reply) in enumerate(zip(commands, replies, strict=True)):
             callback = callbacks.get(str(command[0]))
@@ -152,16 +146,17 @@ class SharedPipeline:
         return replies
 
 
-async def _streams(
-    connection: AbstractConnection,
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """The connection's streams, connected (and signed in) by redis-py when it is not."""
-    if not connection.is_connected:
-        await connection.connect()  # type: ignore[no-untyped-call]
-    # redis-py keeps them private; the pipeline reads and writes them itself (see resp.py).
-    reader: Any = getattr(connection, "_reader")  # noqa: B009
-    writer: Any = getattr(connection, "_writer")  # noqa: B009
-    return reader, writer
+async def _reply(connection: AbstractConnection) -> Any:
+    """The next reply, an error reply returned rather than raised. No timer of its own
+    (math.inf): the round trip's covers it."""
+    try:
+        return await connection.read_response(timeout=math.inf)
+    except ResponseError as error:
+        return error
+
+
+async def _pass(_error: Exception) -> None:
+    """Nothing to do before a retry: a failed try dropped its connection."""
 
 
 def _cancel(waiting: _Waiting) -> None:
