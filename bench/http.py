@@ -664,12 +664,18 @@ INCLUSIVE: list[tuple[str, Callable[[Frames], bool]]] = [
     ),
     ("    session touch (authenticate)", on_stack("raffle/service/auth.py", "authenticate")),
     ("  rate limiter hit", on_stack("raffle/adapters/rate_limits.py")),
-    ("  idempotency store begin/finish", on_stack("raffle/adapters/sql/idempotency.py")),
+    (
+        "  idempotency store begin/finish",
+        on_stack("raffle/adapters/sql/repositories/idempotency.py"),
+    ),
     ("  draw use case (service/draw.py)", on_stack("raffle/service/draw.py", "draw")),
     ("    quota consume", on_stack("raffle/service/draw.py", "_consume")),
     ("    replay lookup by Idempotency-Key", on_stack("raffle/service/draw.py", "_replay")),
     ("    prize stock take", on_stack("raffle/service/draw.py", "_take_prize")),
-    ("      SQL stock claim", on_stack("raffle/adapters/sql/stock_claims.py", "claim")),
+    (
+        "      SQL stock claim",
+        on_stack("raffle/adapters/sql/stock_claims.py", "claim"),
+    ),
     ("    record order, win, outbox", on_stack("raffle/service/draw.py", "_record")),
     ("  catalogue (cached config)", on_stack("raffle/service/catalogue.py")),
     ("  response: jsonable_encoder + JSONResponse", on_stack("fastapi/encoders.py")),
@@ -934,7 +940,7 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
                 tally.add(f"{where}: {statement.split(None, 1)[0].upper()}")
 
             # Every statement the sqlite3 connection runs, through SQLAlchemy or directly
-            # (the draw's, see sqlite_draw.py), BEGIN and COMMIT included.
+            # (the draw's, see sqlite/draw.py), BEGIN and COMMIT included.
             event.listen(twin, "connect", lambda dbapi, _record: dbapi.set_trace_callback(trace))
         for sync in syncs:
             if sync is engine.sync_engine or not sqlite_file(engine):
@@ -948,12 +954,12 @@ def _count_sql(raffle: Any, tally: Tally) -> None:
 
 
 def _count_asyncpg_direct(tally: Tally) -> None:
-    """The statements run on asyncpg directly (pg_draw_batch.py, pg_statements.py, the
+    """The statements run on asyncpg directly (postgres/draw_batch.py, postgres/statements.py, the
     stock claims): fetch, fetchrow, executemany (one round trip), and execute with arguments
     (SQLAlchemy's adapter runs its own through prepared statements, and execute without
     arguments only for its "BEGIN;" and "COMMIT;", which its events count), and the
     BEGIN, COMMIT and ROLLBACK that the draw batches send on their own connections
-    (pg_lane.py)."""
+    (postgres/lane.py)."""
     import asyncpg
 
     connection = asyncpg.Connection
@@ -1296,7 +1302,7 @@ def parse_args() -> argparse.Namespace:
         default=0,
         help="RAFFLE_POOL_SIZE for the server (overflow: up to 30 per pool); on PostgreSQL "
         "the draws hold no pool connection (their lanes and the stock claims keep their own, "
-        "pg_lane.py): the pools serve the other endpoints; 0 (default) leaves the "
+        "postgres/lane.py): the pools serve the other endpoints; 0 (default) leaves the "
         "server's default (10)",
     )
     parser.add_argument(

@@ -24,11 +24,11 @@ from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.connection import sqlite_file
-from raffle.adapters.sql.idempotency import SqlIdempotencyStore
-from raffle.adapters.sql.pg_draw_batch import PgDrawBatches
-from raffle.adapters.sql.pg_shards import PgShardUnitOfWork
+from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
+from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
+from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.shards import SqlShards
-from raffle.adapters.sql.sqlite_draw import SqliteShardUnitOfWork
+from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.delivery import WON

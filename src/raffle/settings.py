@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     # the requests a process has in flight, with processes x pools x (pool_size +
     # pool_overflow) under the server's max_connections. On PostgreSQL each process also
     # keeps, outside the pools, a connection per database for its draws in batches and
-    # one for stock claims (adapters/sql/pg_lane.py): 1 + databases more.
+    # one for stock claims (adapters/sql/postgres/lane.py): 1 + databases more.
     pool_size: int = 10
     pool_overflow: int = 20
 

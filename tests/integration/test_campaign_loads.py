@@ -11,7 +11,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.campaign_file import parse_campaign
-from raffle.adapters.sql.tables import campaign_load
+from raffle.adapters.sql.tables.config import campaign_load
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork
 from raffle.domain.campaign import Campaign
 from raffle.service.campaigns import InvalidCampaign, load_campaign

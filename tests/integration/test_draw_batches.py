@@ -14,8 +14,8 @@ import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
 
-from raffle.adapters.sql.shard_tables import shard_tables
 from raffle.adapters.sql.shards import route
+from raffle.adapters.sql.tables.shard import shard_tables
 from raffle.bootstrap import Raffle
 from raffle.domain.draws import OrderState, RaffleOrder, Win
 from raffle.domain.quota import QuotaPack
@@ -353,7 +353,7 @@ async def test_a_batch_that_fails_runs_its_draws_again_one_per_batch_its_stock_g
     assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK - wins
 
 
-# The lanes' own connections (pg_lane.py) sit idle between batches after a COMMIT (or a
+# The lanes' own connections (postgres/lane.py) sit idle between batches after a COMMIT (or a
 # ROLLBACK) sent as such; SQLAlchemy's adapter sends "COMMIT;".
 _LANE_CONNECTIONS = (
     "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "

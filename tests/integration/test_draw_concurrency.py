@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import text
 
-from raffle.adapters.sql.shard_tables import shard_tables
+from raffle.adapters.sql.tables.shard import shard_tables
 from raffle.bootstrap import Raffle, bootstrap
 from raffle.domain.errors import Unavailable
 from raffle.domain.quota import NoChances, QuotaPack

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.pg_draw_batch_sql import consume_sql, open_sql, record_sql
+from raffle.adapters.sql.postgres.draw_batch_sql import consume_sql, open_sql, record_sql
 from raffle.adapters.sql.stock_claims import _PG_CLAIMS
 from raffle.adapters.sql.unit_of_work import create_engine
 

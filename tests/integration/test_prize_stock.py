@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock, StockUnavailable
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
-from raffle.adapters.sql.tables import stock_claim
+from raffle.adapters.sql.tables.config import stock_claim
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.service.ports import Shards

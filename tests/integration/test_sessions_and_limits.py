@@ -16,7 +16,7 @@ from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.rate_limits import RedisRateLimiter
 from raffle.adapters.sessions import SLIDE_AFTER, RedisSessionStore, SqlSessionStore
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.tables import session as session_table
+from raffle.adapters.sql.tables.config import session as session_table
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.users import NotAuthenticated, Session
 from raffle.service import auth

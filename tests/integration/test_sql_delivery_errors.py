@@ -11,8 +11,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.migrate import downgrade, upgrade
-from raffle.adapters.sql.shard_tables import ERROR_MESSAGE_LENGTH
 from raffle.adapters.sql.shards import SqlShards
+from raffle.adapters.sql.tables.shard import ERROR_MESSAGE_LENGTH
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.draws import DeliveryError, OutboxMessage, Win, WinState
 from raffle.domain.errors import RaffleError

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.idempotency import IN_FLIGHT_SECONDS, SqlIdempotencyStore
 from raffle.adapters.sql.migrate import upgrade
+from raffle.adapters.sql.repositories.idempotency import IN_FLIGHT_SECONDS, SqlIdempotencyStore
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.service.idempotency import KeyInFlight, KeyReused
 from tests.unit.fakes import FakeClock

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import QueuePool
 
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
 from raffle.adapters.sql.shards import route
+from raffle.adapters.sql.tables.shard import ShardTables, shard_tables
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.bootstrap import sql_shards
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win, WinState

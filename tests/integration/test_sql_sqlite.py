@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from raffle.adapters.sessions import SqlSessionStore
 from raffle.adapters.sql import connection as sqlite_connection
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.tables import award, session
+from raffle.adapters.sql.tables.config import award, session
 from raffle.adapters.sql.transaction import transaction
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.users import Session

@@ -14,11 +14,17 @@ from sqlalchemy import Connection, MetaData, func, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import QueuePool
 
-from raffle.adapters.sql import points_tables, prize_tables
-from raffle.adapters.sql.delivery_tables import define as define_delivery
 from raffle.adapters.sql.migrate import downgrade, upgrade
-from raffle.adapters.sql.shard_tables import define
-from raffle.adapters.sql.tables import NAMING_CONVENTION, metadata, strategy_prize, strategy_rule
+from raffle.adapters.sql.tables import points as points_tables
+from raffle.adapters.sql.tables import prizes as prize_tables
+from raffle.adapters.sql.tables.config import (
+    NAMING_CONVENTION,
+    metadata,
+    strategy_prize,
+    strategy_rule,
+)
+from raffle.adapters.sql.tables.delivery import define as define_delivery
+from raffle.adapters.sql.tables.shard import define
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig

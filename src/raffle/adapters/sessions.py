@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sql.connection import sqlite_file
-from raffle.adapters.sql.tables import session as session_table
+from raffle.adapters.sql.tables.config import session as session_table
 from raffle.adapters.sql.transaction import transaction
 from raffle.domain.users import Session
 from raffle.service.ports import Clock

@@ -8,24 +8,24 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
-from raffle.adapters.sql.delivery_tables import delivery_table
-from raffle.adapters.sql.order_repositories import SqlOrderRepository
-from raffle.adapters.sql.outbox_repositories import SqlOutboxRepository
-from raffle.adapters.sql.points_repositories import SqlPointsRepository, SqlRebateOrderRepository
-from raffle.adapters.sql.points_tables import points_tables
-from raffle.adapters.sql.prize_repositories import (
+from raffle.adapters.sql.repositories.delivery import SqlDeliveryRepository
+from raffle.adapters.sql.repositories.orders import SqlOrderRepository
+from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
+from raffle.adapters.sql.repositories.points import SqlPointsRepository, SqlRebateOrderRepository
+from raffle.adapters.sql.repositories.prizes import (
     CommittedCouponCodes,
     SqlAccessGrantRepository,
     SqlCodePoolRepository,
     SqlShipmentRepository,
 )
-from raffle.adapters.sql.prize_tables import prize_tables
-from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
-from raffle.adapters.sql.shard_tables import ShardTables, shard_tables
-from raffle.adapters.sql.topup_repositories import SqlTopUpRepository
+from raffle.adapters.sql.repositories.quotas import SqlQuotaRepository
+from raffle.adapters.sql.repositories.top_ups import SqlTopUpRepository
+from raffle.adapters.sql.repositories.wins import SqlWinRepository
+from raffle.adapters.sql.tables.delivery import delivery_table
+from raffle.adapters.sql.tables.points import points_tables
+from raffle.adapters.sql.tables.prizes import prize_tables
+from raffle.adapters.sql.tables.shard import ShardTables, shard_tables
 from raffle.adapters.sql.transaction import TransactionScope
-from raffle.adapters.sql.win_repositories import SqlWinRepository
 from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import (
     AccessGrantRepository,
@@ -59,7 +59,7 @@ def route(user_id: str, databases: int, tables: int) -> tuple[int, int]:
 
 class SqlShardUnitOfWork(TransactionScope):
     """One transaction on one shard table index of one database, through the portable
-    repositories; a backend's own unit of work (pg_shards, sqlite_draw) replaces those it
+    repositories; a backend's own unit of work (postgres/shards, sqlite/draw) replaces those it
     runs faster, and bootstrap picks it."""
 
     quotas: QuotaRepository

@@ -16,8 +16,8 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.pg_lane import LaneConnections
-from raffle.adapters.sql.tables import stock_claim
+from raffle.adapters.sql.postgres.lane import LaneConnections
+from raffle.adapters.sql.tables.config import stock_claim
 from raffle.service.group_commit import GroupCommit
 
 ORDER_ID_LENGTH = 32  # the column's; checked before an INSERT IGNORE could truncate silently
@@ -51,7 +51,7 @@ def _insert_or_ignore(dialect: Dialect, row: dict[str, object]) -> Insert:
 # together (group commit: a batch of draws takes its stock all at once), as arrays; the
 # rows that went in come back. The arrays reach `unnest` through a subquery the planner
 # keeps (OFFSET 0), which hides their lengths: the generic plan is then chosen, instead of
-# planning anew at every claim (see pg_draw_batch_sql._unnest). Our own names only; values
+# planning anew at every claim (see postgres/draw_batch_sql._unnest). Our own names only; values
 # are parameters.
 _PG_CLAIMS = (
     f"INSERT INTO {stock_claim.name} (strategy_id, award_id, slot, order_id, created_at) "  # noqa: S608

@@ -5,17 +5,17 @@ from __future__ import annotations
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from raffle.adapters.sql.config_repositories import (
+from raffle.adapters.sql.connection import SqlConnection, remember_foreign_keys
+from raffle.adapters.sql.repositories.catalogue import SqlAwardRepository, SqlStrategyRepository
+from raffle.adapters.sql.repositories.config import (
     SqlActivityRepository,
     SqlCampaignLoads,
     SqlPackRepository,
     SqlSkuRepository,
     SqlUserRepository,
 )
-from raffle.adapters.sql.connection import SqlConnection, remember_foreign_keys
-from raffle.adapters.sql.points_repositories import SqlRebateRuleRepository
-from raffle.adapters.sql.prize_repositories import SqlCodePoolRepository
-from raffle.adapters.sql.repositories import SqlAwardRepository, SqlStrategyRepository
+from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
+from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (

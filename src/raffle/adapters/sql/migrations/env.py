@@ -7,7 +7,7 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from raffle.adapters.sql.tables import metadata
+from raffle.adapters.sql.tables.config import metadata
 from raffle.adapters.sql.unit_of_work import create_engine
 
 config = context.config

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from raffle.adapters.sql import new_tables, tables
-from raffle.adapters.sql.shard_tables import define
+from raffle.adapters.sql.tables import config as tables
+from raffle.adapters.sql.tables import revisions as new_tables
+from raffle.adapters.sql.tables.shard import define
 
 revision: str = "0002"
 down_revision: str | Sequence[str] | None = "0001"

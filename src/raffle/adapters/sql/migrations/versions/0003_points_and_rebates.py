@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from raffle.adapters.sql import new_tables, tables
-from raffle.adapters.sql.points_tables import define
+from raffle.adapters.sql.tables import config as tables
+from raffle.adapters.sql.tables import revisions as new_tables
+from raffle.adapters.sql.tables.points import define
 
 revision: str = "0003"
 down_revision: str | Sequence[str] | None = "0002"

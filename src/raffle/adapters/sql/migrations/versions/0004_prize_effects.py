@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from raffle.adapters.sql import new_tables
-from raffle.adapters.sql.prize_tables import code_pool, define
+from raffle.adapters.sql.tables import revisions as new_tables
+from raffle.adapters.sql.tables.prizes import code_pool, define
 
 revision: str = "0004"
 down_revision: str | Sequence[str] | None = "0003"

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 
-from raffle.adapters.sql import new_tables
-from raffle.adapters.sql.delivery_tables import define
+from raffle.adapters.sql.tables import revisions as new_tables
+from raffle.adapters.sql.tables.delivery import define
 
 revision: str = "0005"
 down_revision: str | Sequence[str] | None = "0004"

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from alembic import context, op
 
-from raffle.adapters.sql.shard_tables import error_columns
+from raffle.adapters.sql.tables.shard import error_columns
 
 revision: str = "0006"
 down_revision: str | Sequence[str] | None = "0005"

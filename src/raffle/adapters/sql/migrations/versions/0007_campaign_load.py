@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from raffle.adapters.sql import new_tables
-from raffle.adapters.sql.tables import campaign_load
+from raffle.adapters.sql.tables import revisions as new_tables
+from raffle.adapters.sql.tables.config import campaign_load
 
 revision: str = "0007"
 down_revision: str | Sequence[str] | None = "0006"

@@ -1,4 +1,4 @@
-"""The connections of draws in batches on PostgreSQL (pg_draw_batch): asyncpg's own, kept
+"""The connections of draws in batches on PostgreSQL (postgres/draw_batch): asyncpg's own, kept
 open by each lane between its batches, with BEGIN and COMMIT sent on them directly.
 """
 

@@ -1,21 +1,21 @@
 """A shard's unit of work on PostgreSQL with asyncpg: delivery's and the relay's batch
-statements on asyncpg directly (pg_delivery, pg_relay), the rest through SQLAlchemy."""
+statements on asyncpg directly (postgres/delivery, postgres/relay), the rest through SQLAlchemy."""
 
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.delivery_tables import delivery_table
-from raffle.adapters.sql.pg_delivery import (
+from raffle.adapters.sql.postgres.delivery import (
     PgDeliveryRepository,
     PgQuotaRepository,
     PgTopUpRepository,
     PgWinRepository,
 )
-from raffle.adapters.sql.pg_relay import PgOutboxRepository
-from raffle.adapters.sql.pg_statements import PgStatements
+from raffle.adapters.sql.postgres.relay import PgOutboxRepository
+from raffle.adapters.sql.postgres.statements import PgStatements
 from raffle.adapters.sql.shards import SqlShardUnitOfWork
+from raffle.adapters.sql.tables.delivery import delivery_table
 
 
 class PgShardUnitOfWork(SqlShardUnitOfWork):

@@ -19,12 +19,12 @@ from sqlalchemy import (
 )
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.adapters.sql.upsert import (
+from raffle.adapters.sql.repositories.upsert import (
     insert_ignore,
     insert_missing,
     insert_missing_for,
 )
+from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports import Credit
 

@@ -19,7 +19,7 @@ from sqlalchemy import (
     Text,
 )
 
-from raffle.adapters.sql.types import UtcDateTime
+from raffle.adapters.sql.tables.types import UtcDateTime
 
 # Named constraints read the same on every database, so a later migration can drop them by name.
 NAMING_CONVENTION = {

@@ -1,6 +1,6 @@
 """Draws in batches on PostgreSQL (service/draw_batch.py), its only draw path: each step ONE
 statement over arrays for the whole batch, locking accounts in one order (by table, then
-user); why, in docs/architecture.md. The statements are in pg_draw_batch_sql.
+user); why, in docs/architecture.md. The statements are in postgres/draw_batch_sql.
 """
 
 from __future__ import annotations
@@ -13,17 +13,7 @@ from typing import Any
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.draw_rows import (
-    ORDER_COLUMNS,
-    OUTBOX_COLUMNS,
-    WIN_COLUMNS,
-    order_of,
-    order_values,
-    outbox_values,
-    win_of,
-    win_values,
-)
-from raffle.adapters.sql.pg_draw_batch_sql import (
+from raffle.adapters.sql.postgres.draw_batch_sql import (
     CLAIM_COLUMNS,
     REPLAY_AT,
     WELCOME_COLUMNS,
@@ -33,9 +23,19 @@ from raffle.adapters.sql.pg_draw_batch_sql import (
     record_sql,
     wins_sql,
 )
-from raffle.adapters.sql.pg_lane import LaneConnections, LaneTransaction
-from raffle.adapters.sql.pg_statements import aware, naive
+from raffle.adapters.sql.postgres.lane import LaneConnections, LaneTransaction
+from raffle.adapters.sql.postgres.statements import aware, naive
 from raffle.adapters.sql.shards import route
+from raffle.adapters.sql.tables.draw_rows import (
+    ORDER_COLUMNS,
+    OUTBOX_COLUMNS,
+    WIN_COLUMNS,
+    order_of,
+    order_values,
+    outbox_values,
+    win_of,
+    win_values,
+)
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.errors import Contention
 from raffle.domain.quota import QuotaAccount, QuotaPack
@@ -43,7 +43,7 @@ from raffle.service.ports import Chance, Claim
 
 
 class PgDrawBatches:
-    """A lane per shard database, with its own connections (pg_lane)."""
+    """A lane per shard database, with its own connections (postgres/lane)."""
 
     def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
         self._connections = tuple(LaneConnections(engine) for engine in engines)

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import select
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.adapters.sql.upsert import insert_ignore_any, insert_into
+from raffle.adapters.sql.repositories.upsert import insert_ignore_any, insert_into
+from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.quota import QuotaPack, TopUpOrder
 
 

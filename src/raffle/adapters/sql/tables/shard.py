@@ -11,8 +11,8 @@ from functools import cache
 
 from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, String, Table, Text
 
-from raffle.adapters.sql.tables import NAMING_CONVENTION
-from raffle.adapters.sql.types import UtcDateTime
+from raffle.adapters.sql.tables.config import NAMING_CONVENTION
+from raffle.adapters.sql.tables.types import UtcDateTime
 
 shard_metadata = MetaData(naming_convention=NAMING_CONVENTION)
 

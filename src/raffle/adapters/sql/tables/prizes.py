@@ -8,9 +8,9 @@ from functools import cache
 
 from sqlalchemy import BigInteger, Column, Index, MetaData, String, Table
 
-from raffle.adapters.sql.shard_tables import shard_metadata
-from raffle.adapters.sql.tables import metadata
-from raffle.adapters.sql.types import UtcDateTime
+from raffle.adapters.sql.tables.config import metadata
+from raffle.adapters.sql.tables.shard import shard_metadata
+from raffle.adapters.sql.tables.types import UtcDateTime
 
 # A code is free while `order_id` is NULL. The unique order id makes "one code per order"
 # a database constraint (every database lets a unique index hold many NULLs).

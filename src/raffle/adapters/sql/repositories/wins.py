@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import Table, func, select, update
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.shard_tables import ERROR_MESSAGE_LENGTH, ShardTables
-from raffle.adapters.sql.upsert import insert_into
+from raffle.adapters.sql.repositories.upsert import insert_into
+from raffle.adapters.sql.tables.shard import ERROR_MESSAGE_LENGTH, ShardTables
 from raffle.domain.draws import DeliveryError, Win, WinState
 
 

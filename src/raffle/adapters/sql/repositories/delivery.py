@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import Table, func, insert, select
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.upsert import insert_ignore
+from raffle.adapters.sql.repositories.upsert import insert_ignore
 from raffle.domain.delivery import Grant
 
 

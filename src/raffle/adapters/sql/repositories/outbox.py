@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, Table, and_, func, or_, select, update
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.adapters.sql.upsert import insert_into
+from raffle.adapters.sql.repositories.upsert import insert_into
+from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.delivery import RETRY_STEPS, retry_delay
 from raffle.domain.draws import OutboxMessage
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import Row, delete, insert, select
 
-from raffle.adapters.sql import tables
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.upsert import upsert
+from raffle.adapters.sql.repositories.upsert import upsert
+from raffle.adapters.sql.tables import config as tables
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
 from raffle.domain.strategy import (

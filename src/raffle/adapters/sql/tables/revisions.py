@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 import sqlalchemy as sa
 from alembic import context, op
 
-from raffle.adapters.sql.tables import NAMING_CONVENTION
+from raffle.adapters.sql.tables.config import NAMING_CONVENTION
 
 ShardDefinition = Callable[[int, sa.MetaData], Iterable[sa.Table]]
 

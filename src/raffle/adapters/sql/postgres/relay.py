@@ -1,4 +1,4 @@
-"""The outbox relay's statements on PostgreSQL (pg_statements): a claim is one
+"""The outbox relay's statements on PostgreSQL (postgres/statements): a claim is one
 `UPDATE … RETURNING`, marking one statement over an array of ids.
 """
 
@@ -11,9 +11,9 @@ from functools import cache
 from sqlalchemy import Table
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.outbox_repositories import SqlOutboxRepository
-from raffle.adapters.sql.pg_statements import PgStatements, naive
-from raffle.adapters.sql.shard_tables import ShardTables
+from raffle.adapters.sql.postgres.statements import PgStatements, naive
+from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
+from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.delivery import RETRY_STEPS, retry_delay
 from raffle.domain.draws import OutboxMessage
 

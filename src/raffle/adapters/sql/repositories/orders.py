@@ -9,11 +9,11 @@ from typing import Any
 
 from sqlalchemy import Table, select
 
-from raffle.adapters.sql import draw_series
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.adapters.sql.upsert import insert_into
-from raffle.adapters.sql.win_repositories import win_from_row
+from raffle.adapters.sql.repositories import draw_series
+from raffle.adapters.sql.repositories.upsert import insert_into
+from raffle.adapters.sql.repositories.wins import win_from_row
+from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.draws import OrderState, RaffleOrder, Win
 
 

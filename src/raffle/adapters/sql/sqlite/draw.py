@@ -12,7 +12,12 @@ from typing import Any
 from sqlalchemy import Table
 
 from raffle.adapters.sql.connection import SqlConnection, SqliteConnection
-from raffle.adapters.sql.draw_rows import (
+from raffle.adapters.sql.repositories.orders import SqlOrderRepository
+from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
+from raffle.adapters.sql.repositories.quotas import SqlQuotaRepository
+from raffle.adapters.sql.repositories.wins import SqlWinRepository
+from raffle.adapters.sql.shards import SqlShardUnitOfWork
+from raffle.adapters.sql.tables.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
     WIN_COLUMNS,
@@ -23,12 +28,7 @@ from raffle.adapters.sql.draw_rows import (
     win_of,
     win_values,
 )
-from raffle.adapters.sql.order_repositories import SqlOrderRepository
-from raffle.adapters.sql.outbox_repositories import SqlOutboxRepository
-from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
-from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.adapters.sql.shards import SqlShardUnitOfWork
-from raffle.adapters.sql.win_repositories import SqlWinRepository
+from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.quota import QuotaAccount
 

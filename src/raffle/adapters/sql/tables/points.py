@@ -11,8 +11,8 @@ from functools import cache
 
 from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, String, Table
 
-from raffle.adapters.sql.shard_tables import shard_metadata
-from raffle.adapters.sql.types import UtcDateTime
+from raffle.adapters.sql.tables.shard import shard_metadata
+from raffle.adapters.sql.tables.types import UtcDateTime
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import Row, delete, select, update
 
-from raffle.adapters.sql import tables
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.points_tables import PointsTables
-from raffle.adapters.sql.upsert import insert_ignore_any, insert_missing, upsert
+from raffle.adapters.sql.repositories.upsert import insert_ignore_any, insert_missing, upsert
+from raffle.adapters.sql.tables import config as tables
+from raffle.adapters.sql.tables.points import PointsTables
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 

@@ -7,9 +7,9 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.tables import idempotency
+from raffle.adapters.sql.repositories.upsert import insert_ignore
+from raffle.adapters.sql.tables.config import idempotency
 from raffle.adapters.sql.transaction import transaction
-from raffle.adapters.sql.upsert import insert_ignore
 from raffle.service.idempotency import KeyInFlight, KeyReused
 from raffle.service.ports import Clock
 

@@ -1,4 +1,4 @@
-"""A delivery batch's statements on PostgreSQL (pg_statements): settling the award records,
+"""A delivery batch's statements on PostgreSQL (postgres/statements): settling the award records,
 recording the deliveries and crediting chances, each ONE statement over arrays whatever the
 batch's size.
 """
@@ -12,12 +12,12 @@ from functools import cache
 from sqlalchemy import Table
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.delivery_repositories import SqlDeliveryRepository
-from raffle.adapters.sql.pg_statements import PgStatements, naive
-from raffle.adapters.sql.quota_repositories import SqlQuotaRepository
-from raffle.adapters.sql.shard_tables import ShardTables
-from raffle.adapters.sql.topup_repositories import SqlTopUpRepository
-from raffle.adapters.sql.win_repositories import SqlWinRepository
+from raffle.adapters.sql.postgres.statements import PgStatements, naive
+from raffle.adapters.sql.repositories.delivery import SqlDeliveryRepository
+from raffle.adapters.sql.repositories.quotas import SqlQuotaRepository
+from raffle.adapters.sql.repositories.top_ups import SqlTopUpRepository
+from raffle.adapters.sql.repositories.wins import SqlWinRepository
+from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import WinState
 from raffle.domain.quota import TopUpOrder

@@ -1,4 +1,4 @@
-"""The statements of pg_draw_batch: one per step of a batch, over the shard tables of the
+"""The statements of postgres/draw_batch: one per step of a batch, over the shard tables of the
 database that the batch's users live in.
 
 Only our own table and column names are put into the SQL; every value is a bind parameter
@@ -13,13 +13,13 @@ from functools import cache
 from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql
 
-from raffle.adapters.sql.draw_rows import (
+from raffle.adapters.sql.tables.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
     WIN_COLUMNS,
     WIN_READ_COLUMNS,
 )
-from raffle.adapters.sql.shard_tables import shard_tables
+from raffle.adapters.sql.tables.shard import shard_tables
 
 CLAIM_COLUMNS = ("user_id", "activity_id", "day", "month", "request_key", "n")
 _CLAIM_TYPES = ("varchar", "bigint", "varchar", "varchar", "varchar", "int")

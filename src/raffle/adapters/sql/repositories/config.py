@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy import Row, case, select, update
 
-from raffle.adapters.sql import tables
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.upsert import insert_ignore, upsert
+from raffle.adapters.sql.repositories.upsert import insert_ignore, upsert
+from raffle.adapters.sql.tables import config as tables
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.users import User

@@ -1,6 +1,5 @@
-"""The draw's rows as plain tuples in column order, for the statements pg_draw_batch and sqlite_draw
-send straight to their drivers. Each driver stores times its own way: `stamp` writes one,
-`read` reads one back."""
+"""The draw's rows as plain tuples in column order, for the statements the backends send
+straight to their drivers; each driver stores times its own way (`stamp` writes, `read` reads)."""
 
 from __future__ import annotations
 

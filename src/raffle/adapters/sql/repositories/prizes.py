@@ -12,9 +12,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.prize_tables import PrizeTables, code_pool
+from raffle.adapters.sql.repositories.upsert import insert_ignore, insert_ignore_any
+from raffle.adapters.sql.tables.prizes import PrizeTables, code_pool
 from raffle.adapters.sql.transaction import transaction
-from raffle.adapters.sql.upsert import insert_ignore, insert_ignore_any
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 
 BATCH = 1000  # codes per INSERT when a pool is filled

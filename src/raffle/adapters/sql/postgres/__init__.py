@@ -1,0 +1,1 @@
+"""PostgreSQL's own statements on asyncpg: draws in batches, delivery and relay."""

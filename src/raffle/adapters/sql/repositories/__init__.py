@@ -1,0 +1,1 @@
+"""Repositories over the SQL tables, portable across SQLite, PostgreSQL and MariaDB."""

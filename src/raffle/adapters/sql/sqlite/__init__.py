@@ -1,0 +1,1 @@
+"""SQLite's own draw statements, on the sqlite3 connection."""

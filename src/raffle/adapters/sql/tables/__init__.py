@@ -1,0 +1,1 @@
+"""The SQL tables and their rows: configuration tables, shard tables, column types."""
