@@ -272,6 +272,13 @@ async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
         refused = await api.client.post(path, headers=headers)
         assert refused.headers["content-type"] == PROBLEM, (path, headers)
         assert (refused.status_code, refused.json()["code"]) == (status, code), (path, headers)
+    not_a_number = await api.client.post("/api/activities/x/draws", headers=alice)
+    assert not_a_number.json()["errors"] == [
+        {
+            "at": "path.activity_id",
+            "message": "Input should be a valid integer, unable to parse string as an integer",
+        }
+    ]
     refused = await api.client.put(draws, headers=alice)
     assert (refused.status_code, refused.json()["code"]) == (405, "method_not_allowed")
     history = (await api.client.get(draws, headers=alice)).json()["draws"]

@@ -1,9 +1,10 @@
 """The draw, the hot route: a plain Starlette route, and its path item in the OpenAPI document.
 
-FastAPI's work per request (its dependency solving, the validation of parameters and
-answer) is most of a draw's CPU in the web tier; this route does the same checks with
-the functions the FastAPI dependencies call, in the same order: the session, the path,
-the Idempotency-Key. Errors go through the application's error table as any route's.
+FastAPI's work per request (solving the dependencies, validating the parameters and the
+answer) is a good part of a draw's CPU, and the draw is the route under load; this one
+makes the same checks, with the functions the FastAPI dependencies call, in the same
+order: the session, the path, the Idempotency-Key. Errors go through the application's
+error table as any route's.
 """
 
 from __future__ import annotations
