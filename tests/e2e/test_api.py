@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 import pytest
 
 from raffle.adapters.rate_limits import MemoryRateLimiter
 from raffle.entrypoints.http.app import create_app
+from raffle.entrypoints.http.routes import draw as draw_route
 from tests.e2e.conftest import ACTIVITY, DEMO, Api
 from tests.unit.fakes import FakeClock
 
@@ -217,12 +219,33 @@ async def test_the_openapi_document_lists_every_route(api: Api) -> None:
         "/api/activities/{activity_id}/draws",
         "/api/admin/top-ups",
     } <= set(doc["paths"])
-    draw = doc["paths"]["/api/activities/{activity_id}/draws"]["post"]
-    assert {"201", "401", "409", "429"} <= set(draw["responses"])
+    draws = doc["paths"]["/api/activities/{activity_id}/draws"]
+    assert set(draws) == {"get", "post"}  # the history, and the draw (its own route)
+    draw = draws["post"]
+    assert draw["tags"] == ["player"]
+    assert draw["description"].startswith("Draw: one chance for one prize.")
+    assert draw["security"] == [{"HTTPBearer": []}]
+    assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+    parameters = {(p["name"], p["in"], p["required"]) for p in draw["parameters"]}
+    assert parameters == {("activity_id", "path", True), ("idempotency-key", "header", False)}
     answer = draw["responses"]["201"]["content"]["application/json"]["schema"]
     assert answer == {"$ref": "#/components/schemas/DrawOut"}
-    assert {p["name"] for p in draw["parameters"]} == {"activity_id", "idempotency-key"}
-    assert draw["security"] == [{"HTTPBearer": []}]
+    problems = {
+        status: response["content"][PROBLEM]["schema"]
+        for status, response in draw["responses"].items()
+        if status != "201"
+    }
+    problem = {"$ref": "#/components/schemas/Problem"}
+    assert problems == dict.fromkeys(("401", "404", "409", "422", "429", "503"), problem)
+    # the draw's schemas, on their own, are the models' that FastAPI documents for other routes
+    alone: dict[str, Any] = {"paths": {}}
+    draw_route.document(alone)
+    for name in ("DrawOut", "Problem"):
+        mine, fastapis = alone["components"]["schemas"][name], doc["components"]["schemas"][name]
+        assert (mine["required"], set(mine["properties"])) == (
+            fastapis["required"],
+            set(fastapis["properties"]),
+        )
 
 
 async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
@@ -249,6 +272,13 @@ async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
         refused = await api.client.post(path, headers=headers)
         assert refused.headers["content-type"] == PROBLEM, (path, headers)
         assert (refused.status_code, refused.json()["code"]) == (status, code), (path, headers)
+    not_a_number = await api.client.post("/api/activities/x/draws", headers=alice)
+    assert not_a_number.json()["errors"] == [
+        {
+            "at": "path.activity_id",
+            "message": "Input should be a valid integer, unable to parse string as an integer",
+        }
+    ]
     refused = await api.client.put(draws, headers=alice)
     assert (refused.status_code, refused.json()["code"]) == (405, "method_not_allowed")
     history = (await api.client.get(draws, headers=alice)).json()["draws"]

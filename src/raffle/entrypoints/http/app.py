@@ -10,12 +10,13 @@ from fastapi import FastAPI
 
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
-from raffle.entrypoints.http import problems
+from raffle.entrypoints.http import openapi, problems
 from raffle.entrypoints.http.routes import (
     admin,
     auth,
     campaigns,
     delivery,
+    draw,
     engagement,
     pages,
     player,
@@ -46,10 +47,12 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         version="0.1.0",
         summary="Marketing raffles with exact, published odds and no oversell.",
         lifespan=lifespan,
+        # the draw first, tried before any other route: it is the hot one (see routes/draw.py)
+        routes=[draw.route],
     )
     app.state.raffle = raffle
     problems.install(app)
-    # the players' first: it holds the draw, the hot route (see routes/player.py)
+    openapi.install(app, draw.document)
     for module in (player, auth, admin, campaigns, engagement, prizes, delivery, pages):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")

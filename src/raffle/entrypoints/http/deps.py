@@ -26,30 +26,37 @@ RaffleDep = Annotated[Raffle, Depends(get_raffle)]
 _LOG_IN_FIRST = "log in first: send 'Authorization: Bearer <token>'"
 
 
-async def get_token(
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> str:
-    if credentials is None or not credentials.credentials:
+def bearer_token(authorization: str | None) -> str:
+    """The token of an `Authorization: Bearer <token>` header, read as HTTPBearer reads it."""
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
         raise NotAuthenticated(_LOG_IN_FIRST)
-    return credentials.credentials
+    return token
+
+
+async def session_of(raffle: Raffle, authorization: str | None) -> Session:
+    """The acting user: always from the session, never from the request's body or query."""
+    token = bearer_token(authorization)
+    return await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
+
+
+# HTTPBearer puts the scheme in the OpenAPI document; the header itself is read by
+# bearer_token, the one reading the draw's own route shares.
+BearerScheme = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+async def get_token(request: Request, _scheme: BearerScheme) -> str:
+    return bearer_token(request.headers.get("Authorization"))
 
 
 Token = Annotated[str, Depends(get_token)]
 
 
-async def get_session(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
-) -> Session:
-    """The acting user: always from the session, never from the request's body or query.
-
-    Takes the bearer and the application itself rather than through get_token and
-    get_raffle: every request pays FastAPI's cost per dependency, and this one is on all of
-    them (the draw's among them).
-    """
-    raffle: Raffle = request.app.state.raffle
-    token = await get_token(credentials)
-    return await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
+async def get_session(request: Request, _scheme: BearerScheme) -> Session:
+    """Takes the application itself rather than through get_raffle: every request pays
+    FastAPI's cost per dependency, and this one is on most of them."""
+    return await session_of(request.app.state.raffle, request.headers.get("Authorization"))
 
 
 CurrentSession = Annotated[Session, Depends(get_session)]
@@ -63,10 +70,9 @@ async def get_admin(session: CurrentSession) -> Session:
 AdminSession = Annotated[Session, Depends(get_admin)]
 
 
-IdempotencyHeader = Annotated[
-    str | None,
-    Header(description="Any unique string: a retry with it replays the first answer."),
-]
+IDEMPOTENCY_KEY = "Any unique string: a retry with it replays the first answer."
+
+IdempotencyHeader = Annotated[str | None, Header(description=IDEMPOTENCY_KEY)]
 
 
 async def get_idempotency_key(idempotency_key: IdempotencyHeader = None) -> str | None:

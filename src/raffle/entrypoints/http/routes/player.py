@@ -1,21 +1,13 @@
-"""Players: activities and their published odds, my chances and prizes, drawing, history."""
+"""Players: activities and their published odds, my chances and prizes, history (the draw
+itself: routes/draw.py)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import Response
+from fastapi import APIRouter, Query
 
-from raffle.domain.users import RateLimited
-from raffle.entrypoints.http.deps import (
-    CurrentSession,
-    IdempotencyHeader,
-    RaffleDep,
-    get_idempotency_key,
-    get_raffle,
-)
-from raffle.entrypoints.http.idempotent import REPLAYED
+from raffle.entrypoints.http.deps import CurrentSession, RaffleDep
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import (
     AccountOut,
@@ -27,54 +19,13 @@ from raffle.entrypoints.http.schemas import (
     MyTierOut,
     OddsOut,
     PrizeOut,
-    draw_json,
 )
 from raffle.service.activities import published_odds
-from raffle.service.draw import Draw, draw
 from raffle.service.progress import my_prizes
 from raffle.service.quotas import my_account
 from raffle.service.wins import my_wins
 
 router = APIRouter(prefix="/api/activities", tags=["player"])
-
-
-# The hot route first: FastAPI tries the routes in order, at a cost per route tried.
-@router.post(
-    "/{activity_id}/draws",
-    status_code=201,
-    response_model=DrawOut,
-    responses=documented(401, 404, 409, 422, 429, 503),
-)
-async def draw_once(
-    activity_id: int,
-    session: CurrentSession,
-    request: Request,
-    idempotency_key: IdempotencyHeader = None,
-) -> Response:
-    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
-    draw keeps it on its order (in the draw's own transaction), and a retry gets the same
-    order back, marked `Idempotent-Replayed: true`."""
-    # The key and the application by the dependencies' own functions, called here: FastAPI's
-    # work per dependency is paid on every draw, the hot route.
-    key = await get_idempotency_key(idempotency_key)
-    raffle = await get_raffle(request)
-    user_id = session.user_id
-    limit = raffle.settings.draws_per_second
-    if wait := await raffle.limiter.hit(f"draw:{user_id}", limit, 1):
-        raise RateLimited(f"at most {limit} draws per second", wait)
-    result = await draw(
-        Draw(user_id, activity_id, key),
-        catalogue=raffle.catalogue,
-        shards=raffle.shards,
-        stock=raffle.stock,
-        rng=raffle.rng,
-        clock=raffle.clock,
-        hints=raffle.hints,
-    )
-    awards = await raffle.catalogue.awards()
-    body = draw_json(result, awards[result.award_id])
-    headers = {REPLAYED: "true"} if result.replayed else None
-    return Response(body, 201, headers, media_type="application/json")
 
 
 @router.get("")

@@ -1,0 +1,108 @@
+"""The draw, the hot route: a plain Starlette route, and its path item in the OpenAPI document.
+
+FastAPI's work per request (solving the dependencies, validating the parameters and the
+answer) is a good part of a draw's CPU, and the draw is the route under load; this one
+makes the same checks, with the functions the FastAPI dependencies call, in the same
+order: the session, the path, the Idempotency-Key. Errors go through the application's
+error table as any route's.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from fastapi.exceptions import RequestValidationError
+from pydantic import TypeAdapter, ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from raffle.bootstrap import Raffle
+from raffle.domain.users import RateLimited
+from raffle.entrypoints.http.deps import (
+    IDEMPOTENCY_KEY,
+    bearer,
+    get_idempotency_key,
+    session_of,
+)
+from raffle.entrypoints.http.idempotent import REPLAYED
+from raffle.entrypoints.http.openapi import Document, problems, schema_ref, security
+from raffle.entrypoints.http.schemas import DrawOut, draw_json
+from raffle.service.draw import Draw, draw
+
+PATH = "/api/activities/{activity_id}/draws"
+
+_ACTIVITY_ID = TypeAdapter(int)  # the path parameter, read as FastAPI reads an `int` one
+
+
+async def draw_once(request: Request) -> Response:
+    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
+    draw keeps it on its order (in the draw's own transaction), and a retry gets the same
+    order back, marked `Idempotent-Replayed: true`."""
+    raffle: Raffle = request.app.state.raffle
+    session = await session_of(raffle, request.headers.get("Authorization"))
+    activity_id = _activity_id(request.path_params["activity_id"])
+    key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
+    limit = raffle.settings.draws_per_second
+    if wait := await raffle.limiter.hit(f"draw:{session.user_id}", limit, 1):
+        raise RateLimited(f"at most {limit} draws per second", wait)
+    result = await draw(
+        Draw(session.user_id, activity_id, key),
+        catalogue=raffle.catalogue,
+        shards=raffle.shards,
+        stock=raffle.stock,
+        rng=raffle.rng,
+        clock=raffle.clock,
+        hints=raffle.hints,
+    )
+    awards = await raffle.catalogue.awards()
+    body = draw_json(result, awards[result.award_id])
+    headers = {REPLAYED: "true"} if result.replayed else None
+    return Response(body, 201, headers, media_type="application/json")
+
+
+# First among the application's routes: the router tries them in order.
+route = Route(PATH, draw_once, methods=["POST"], include_in_schema=False)
+
+
+def _activity_id(raw: str) -> int:
+    try:
+        return _ACTIVITY_ID.validate_python(raw)
+    except ValidationError as error:
+        # FastAPI's own error for an invalid parameter: the error table answers it
+        errors = [{**e, "loc": ("path", "activity_id", *e["loc"])} for e in error.errors()]
+        raise RequestValidationError(errors) from None
+
+
+def document(openapi: Document) -> None:
+    """Adds the draw's operation to the OpenAPI document of the application's other routes."""
+    operation = {
+        "tags": ["player"],
+        "summary": "Draw Once",
+        "description": inspect.cleandoc(draw_once.__doc__ or ""),
+        "operationId": "draw_once_api_activities__activity_id__draws_post",
+        "security": security(openapi, bearer),
+        "parameters": [
+            {
+                "name": "activity_id",
+                "in": "path",
+                "required": True,
+                "schema": {**_ACTIVITY_ID.json_schema(), "title": "Activity Id"},
+            },
+            {
+                "name": "idempotency-key",
+                "in": "header",
+                "required": False,
+                "description": IDEMPOTENCY_KEY,
+                "schema": {"type": "string", "title": "Idempotency-Key"},
+            },
+        ],
+        "responses": {
+            "201": {
+                "description": "Successful Response",
+                "content": {"application/json": {"schema": schema_ref(openapi, DrawOut)}},
+            },
+            **problems(openapi, 401, 404, 409, 422, 429, 503),
+        },
+    }
+    openapi["paths"].setdefault(PATH, {})["post"] = operation
