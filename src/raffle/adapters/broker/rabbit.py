@@ -13,7 +13,7 @@ from typing import cast
 
 import aio_pika
 import aiormq
-from aio_pika.abc import AbstractChannel, AbstractRobustConnection
+from aio_pika.abc import AbstractChannel, AbstractRobustChannel, AbstractRobustConnection
 from aio_pika.exceptions import AMQPError
 from aiormq.abc import DeliveredMessage
 from pamqp.common import FieldTable
@@ -54,7 +54,7 @@ class RabbitBroker:
         self._timeout = timeout
         self._prefetch = prefetch
         self._connection: AbstractRobustConnection | None = None
-        self._publishing: AbstractChannel | None = None
+        self._publishing: AbstractRobustChannel | None = None
         self._lock = asyncio.Lock()
         self._publisher_lock = asyncio.Lock()
 
@@ -156,7 +156,9 @@ class RabbitBroker:
                     )
                     await channel.get_exchange(EXCHANGE)  # there, or fail here
                     self._publishing = channel
-        # aio-pika reopens the channel after a broker restart: the current one, each time.
+        # aio-pika reopens the channel after a broker restart, or after the broker closed
+        # it (as on a message past its size limit): once it has, the current one.
+        await self._publishing.ready()
         underlay = await self._publishing.get_underlay_channel()
         return cast(aiormq.Channel, underlay)  # its abstract type lacks publish's `wait`
 
