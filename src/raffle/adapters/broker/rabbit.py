@@ -212,13 +212,12 @@ async def _publish(channel: aiormq.Channel, message: OutboxMessage) -> object:
     """The broker's answer to publishing `message`, mandatory and persistent: an ack, or an
     error (a nack, a return: routed nowhere, or the channel closed, as on a message past
     the broker's size limit)."""
-    at = message.created_at if message.created_at.tzinfo else message.created_at.replace(tzinfo=UTC)
     properties = aiormq.spec.Basic.Properties(
         content_type="application/json",
         delivery_mode=PERSISTENT,
         correlation_id=message.key,
         message_id=message.message_id,
-        timestamp=at,
+        timestamp=message.created_at,  # pamqp takes a naive time for UTC, as we do
         message_type=message.topic,
     )
     return await channel.basic_publish(
