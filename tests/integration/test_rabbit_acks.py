@@ -104,7 +104,7 @@ async def test_a_publish_nobody_can_route_is_not_confirmed_and_a_routed_one_arri
 async def test_a_batch_published_in_one_write_is_confirmed_message_by_message(
     rabbitmq_url: str,
 ) -> None:
-    """`publish_many` writes a batch's frames at once and answers per message: the
+    """`publish_many` publishes a batch at once and answers per message: the
     unroutable ones in the middle are not confirmed, every other one arrives once and whole
     (one bigger than a frame too), and the channel's delivery tags stay in step with the
     broker's: single publishes after the batch are confirmed."""
@@ -215,3 +215,28 @@ async def test_a_consumer_whose_channel_close_goes_unanswered_gives_its_messages
         finally:
             await broker.close()
             await _delete(rabbitmq_url, topic, dead_letters(topic))
+
+
+async def test_a_message_past_the_brokers_size_limit_is_not_confirmed(rabbitmq_url: str) -> None:
+    """The broker closes the publishing channel on it (its limit, 128 MiB by default): that
+    one is not confirmed, and the channel, opened again, confirms a later publish."""
+    topic = f"size.{uuid.uuid4().hex[:8]}"
+    broker = RabbitBroker(rabbitmq_url, topics=[topic], attempts=5, timeout=30)
+    at = datetime(2026, 11, 22, 5, 6, 7, tzinfo=UTC)
+    huge = OutboxMessage("m-huge", topic, "k", "x" * (128 * 2**20 + 1), at)
+    try:
+        (answer,) = await broker.publish_many([huge])
+        assert isinstance(answer, NotConfirmed)
+        del huge
+        after = OutboxMessage("m-after", topic, "k", "{}", at)
+        answers = []
+        for _ in range(50):  # as the relay does, after a pause: the channel opens again
+            answers = await broker.publish_many([after])
+            if answers == [None]:
+                break
+            await asyncio.sleep(0.2)
+        assert answers == [None]
+        assert await _ready(rabbitmq_url, topic) == 1  # the one after, not the huge one
+    finally:
+        await broker.close()
+        await _delete(rabbitmq_url, topic, dead_letters(topic))

@@ -1,7 +1,7 @@
 """No RabbitMQ connection is left open: not by a worker stopped while its broker is still
 connecting (kept nowhere, one would live as long as the process: a crash test that stopped a
 worker as it started left one per run, still open in the tests after it), nor by a close the
-peer never lets finish."""
+peer never lets finish (it ends once the heartbeats give the peer up)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from aio_pika.abc import AbstractChannel, AbstractRobustConnection
 
 from raffle.adapters.broker.rabbit import RabbitBroker
-from raffle.adapters.broker.rabbit_connection import CuttableConnection
+from raffle.adapters.broker.rabbit_connection import close_within, connect, finished_within
 from raffle.domain.draws import OutboxMessage
 from tests.integration.relay import Relay
 
@@ -53,33 +53,32 @@ async def test_a_consumer_stopped_while_declaring_closes_its_connection(
     await broker.close()  # had kept nothing to close
 
 
-async def test_a_connection_whose_peer_stopped_reading_is_cut_past_the_bound(
+async def test_a_connection_whose_peer_stopped_reading_is_let_go_within_its_heartbeats(
     rabbitmq_url: str,
 ) -> None:
-    """Its close cannot finish (the last frames never leave, nor the socket closes after
-    them); `close_within` cuts the socket all the same, so nothing lingers open."""
+    """Its close cannot finish (the last frames never leave): the bounded close returns at
+    its bound, and the close left running ends within a few heartbeats, the broker having
+    heard nothing on the connection, so nothing lingers open."""
     async with Relay(rabbitmq_url) as relay:
-        connection = await aio_pika.connect_robust(relay.url, connection_class=CuttableConnection)
+        # Five seconds rather than the bound's two: still closing when the bound has passed.
+        connection = await connect(f"{relay.url}?heartbeat=5", bound=1)
         channel = await connection.channel(publisher_confirms=False)
-        transport = connection.sockets.transport
-        assert transport is not None
         relay.stall()
 
-        full = asyncio.Event()
-
-        async def flood() -> None:
-            # Until the socket's buffers are full. Smaller than the writer's high-water mark
-            # (64 KiB), so a publish still returns once bytes are left waiting, to see them.
+        async def fill() -> None:
+            # Until a publish waits for room: what the sockets take no more. aio-pika's
+            # publish returns once its bytes are handed to the socket.
             while True:
-                message = aio_pika.Message(b"x" * 10_000)
-                await channel.default_exchange.publish(message, routing_key="nowhere")
-                if transport.get_write_buffer_size() > 0:  # what the kernel takes no more
-                    full.set()
+                publish = channel.default_exchange.publish(
+                    aio_pika.Message(b"x" * 10_000), routing_key="nowhere"
+                )
+                if not await finished_within(1, publish):
+                    return
 
-        flooding = asyncio.create_task(flood())
-        await asyncio.wait_for(full.wait(), 30)
-        await asyncio.wait_for(connection.close_within(1), 30)  # not its writer's 183 s
-        flooding.cancel()
-        await asyncio.gather(flooding, return_exceptions=True)
-        await asyncio.sleep(0)  # the transport lets go of its socket on the next turn
-        assert transport.get_extra_info("socket").fileno() == -1  # closed
+        await asyncio.wait_for(fill(), 30)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await close_within(connection, 1)
+        assert loop.time() - started < 3  # at its bound, not the writer's 183 s
+        assert not connection.is_closed  # still closing: it could not finish by itself
+        await asyncio.wait_for(connection.closed(), 30)  # the broker gave it up: ended

@@ -1,5 +1,6 @@
 """A bounded close: waited for up to its bound, then left running (a close aiormq cannot
-have cancelled in time), never cancelled; its failure is its caller's when it ends in time."""
+have cancelled in time), never cancelled; its failure is its caller's when it ends in time.
+Heartbeats: the publish timeout's, unless the broker URL names its own."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import asyncio
 
 import pytest
 
-from raffle.adapters.broker.rabbit_connection import finished_within
+from raffle.adapters.broker.rabbit_connection import (
+    SHORTEST_HEARTBEAT,
+    finished_within,
+    with_heartbeat,
+)
 
 
 async def test_a_close_past_its_bound_is_left_running_and_ends_by_itself() -> None:
@@ -35,3 +40,12 @@ async def test_a_close_within_its_bound_finishes_or_raises_its_error() -> None:
     assert await finished_within(1, close())
     with pytest.raises(ConnectionResetError):
         await finished_within(1, failing())
+
+
+def test_a_connection_beats_at_the_publish_timeout_unless_its_url_says_otherwise() -> None:
+    url = "amqp://guest:guest@127.0.0.1:5672/"
+    assert with_heartbeat(url, 10) == url + "?heartbeat=10"
+    assert with_heartbeat(url, 2.5) == url + "?heartbeat=3"  # whole seconds, rounded up
+    assert with_heartbeat(url, 0.5) == url + f"?heartbeat={SHORTEST_HEARTBEAT}"
+    assert with_heartbeat(url + "?heartbeat=30", 10) == url + "?heartbeat=30"
+    assert with_heartbeat(url + "?name=relay", 10) == url + "?name=relay&heartbeat=10"

@@ -1,7 +1,7 @@
 """RabbitMQ: durable quorum queues, persistent messages, publisher confirms, and a dead-letter
 queue per queue after a limit of failed deliveries. aio-pika keeps the connection (and
-reconnects it); publishing and consuming run on its aiormq channels directly (see
-publish_many and consume), which is why aiormq is pinned."""
+reconnects it); publishing and consuming run on its aiormq channels, through their public
+methods (see publish_many and consume)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,13 @@ from typing import cast
 
 import aio_pika
 import aiormq
-from aio_pika.abc import AbstractChannel
+from aio_pika.abc import AbstractChannel, AbstractRobustChannel, AbstractRobustConnection
 from aio_pika.exceptions import AMQPError
-from aiormq.abc import ChannelFrame, DeliveredMessage
+from aiormq.abc import DeliveredMessage
 from pamqp.common import FieldTable
 
 from raffle.adapters.broker.rabbit_acks import Acks
-from raffle.adapters.broker.rabbit_connection import CuttableConnection, finished_within
-from raffle.adapters.broker.rabbit_frames import publish_frames
+from raffle.adapters.broker.rabbit_connection import close_within, connect, finished_within
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
 from raffle.service.ports import Handler, dead_letters
@@ -29,6 +28,7 @@ log = logging.getLogger(__name__)
 
 EXCHANGE = "raffle"
 DEAD_EXCHANGE = "raffle.dead"
+PERSISTENT = aio_pika.DeliveryMode.PERSISTENT.value
 
 
 class NotConfirmed(Unavailable):
@@ -53,8 +53,8 @@ class RabbitBroker:
         self._attempts = attempts
         self._timeout = timeout
         self._prefetch = prefetch
-        self._connection: CuttableConnection | None = None
-        self._publishing: AbstractChannel | None = None
+        self._connection: AbstractRobustConnection | None = None
+        self._publishing: AbstractRobustChannel | None = None
         self._lock = asyncio.Lock()
         self._publisher_lock = asyncio.Lock()
 
@@ -64,45 +64,28 @@ class RabbitBroker:
             raise answer
 
     async def publish_many(self, messages: Sequence[OutboxMessage]) -> list[Unavailable | None]:
-        """Every message's frames in ONE write, then every confirm awaited under one timeout.
-
-        aiormq writes each `basic_publish` by itself: a system call (and a wake-up of the
-        broker) per message, with a task, a timeout and a pass through the channel lock
-        each, most of the relay's CPU. Here the batch takes delivery tags under the channel's
-        lock as `basic_publish` does, registers a confirmation future per tag (the channel
-        answers them: an ack, a nack, a return, or its closing), and queues the bytes of
-        all the publishes (packed by rabbit_frames) as one frame. Per message: None once
-        the broker acked it, else why not.
-        """
+        """Every message published at once, their confirmations awaited together under one
+        timeout, so a batch waits about one round trip. Per message: None once the broker
+        acked it, else why not."""
         if not messages:
             return []
-        deadline = asyncio.get_running_loop().time() + self._timeout  # for all of it
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout  # for all of it
         try:
             async with asyncio.timeout_at(deadline):
                 channel = await self._confirming()
-                first, confirmations = await _send(channel, messages)
         except NotConfirmed as error:  # no connection
             return [error] * len(messages)
-        except (
-            AMQPError,
-            ConnectionError,
-            OSError,
-            TimeoutError,
-            RuntimeError,
-            ValueError,
-        ) as error:
+        except (AMQPError, ConnectionError, OSError, TimeoutError, RuntimeError) as error:
             return [NotConfirmed(f"not published: {error!r}")] * len(messages)
+        publishes = [asyncio.ensure_future(_publish(channel, m)) for m in messages]
         try:
-            left = deadline - asyncio.get_running_loop().time()
-            await asyncio.wait(confirmations, timeout=max(left, 0.0))
+            await asyncio.wait(publishes, timeout=max(deadline - loop.time(), 0.0))
         finally:
-            for confirmation in confirmations:
-                confirmation.cancel()  # no-op when answered; else no answer in time
-            tags = channel.message_id_delivery_tag
-            for tag, message in enumerate(messages, first):
-                if tags.get(message.message_id) == tag:  # not a later publish of the same id
-                    del tags[message.message_id]
-        return [_answer(m, c) for m, c in zip(messages, confirmations, strict=True)]
+            unanswered = [p for p in publishes if p.cancel()]  # no answer in time
+        if unanswered:
+            await asyncio.wait(unanswered)  # ended, so that each is answered "not in time"
+        return [_answer(m, p) for m, p in zip(messages, publishes, strict=True)]
 
     async def consume(self, queue: str, handle: Handler) -> None:
         """Straight on aiormq's channel: aio-pika's consumer made an `IncomingMessage` and a
@@ -138,17 +121,17 @@ class RabbitBroker:
     async def close(self) -> None:
         connection, self._connection, self._publishing = self._connection, None, None
         if connection is not None:
-            await connection.close_within(self._timeout)
+            await close_within(connection, self._timeout)
 
     async def _close_channel(
-        self, channel: AbstractChannel, connection: CuttableConnection
+        self, channel: AbstractChannel, connection: AbstractRobustConnection
     ) -> None:
         """Bounded: a channel's close may go unanswered (a broker, or a link, no longer
         reading this connection), and a stopping worker must not wait for it forever. But
         while the channel lives the broker keeps its unacknowledged messages: unanswered, the
-        whole connection goes (its socket cut past the same bound), so the broker gives them
-        out again, and the next consume or publish connects afresh rather than on a
-        connection that stopped answering."""
+        whole connection goes (closed, or left closing until the heartbeats give it up), so
+        the broker gives them out again, and the next consume or publish connects afresh
+        rather than on a connection that stopped answering."""
         try:
             if await finished_within(self._timeout, channel.close()):
                 return
@@ -158,7 +141,7 @@ class RabbitBroker:
         log.warning("a consumer's channel did not close in time; dropping its connection")
         if self._connection is connection:
             self._connection, self._publishing = None, None
-        await connection.close_within(self._timeout)
+        await close_within(connection, self._timeout)
 
     async def _confirming(self) -> aiormq.Channel:
         # One confirming channel for every publish: made once, however many publishes
@@ -173,17 +156,17 @@ class RabbitBroker:
                     )
                     await channel.get_exchange(EXCHANGE)  # there, or fail here
                     self._publishing = channel
-        # aio-pika reopens the channel after a broker restart: the current one, each time.
+        # aio-pika reopens the channel after a broker restart, or after the broker closed
+        # it (as on a message past its size limit): once it has, the current one.
+        await self._publishing.ready()
         underlay = await self._publishing.get_underlay_channel()
-        return cast(aiormq.Channel, underlay)  # its abstract type lacks the confirmations
+        return cast(aiormq.Channel, underlay)  # its abstract type lacks publish's `wait`
 
-    async def _connect(self) -> CuttableConnection:
+    async def _connect(self) -> AbstractRobustConnection:
         async with self._lock:
             if self._connection is None:
                 try:
-                    connection = await aio_pika.connect_robust(
-                        self._url, timeout=self._timeout, connection_class=CuttableConnection
-                    )
+                    connection = await connect(self._url, bound=self._timeout)
                 except (AMQPError, ConnectionError, OSError, TimeoutError) as error:
                     raise NotConfirmed(f"RabbitMQ at {_host(self._url)}: {error!r}") from error
                 try:
@@ -193,7 +176,7 @@ class RabbitBroker:
                 except BaseException:
                     # Failed or cancelled half-way (a worker stopped as it starts): kept
                     # nowhere, the connection would stay open as long as the process.
-                    await connection.close_within(self._timeout)
+                    await close_within(connection, self._timeout)
                     raise
                 self._connection = connection
         return self._connection
@@ -225,46 +208,37 @@ class RabbitBroker:
             await parking.bind(dead, dead_letters(topic))
 
 
-async def _send(
-    channel: aiormq.Channel, messages: Sequence[OutboxMessage]
-) -> tuple[int, list[asyncio.Future[object]]]:
-    """The first delivery tag, and a confirmation per message in order."""
-    number, most = channel.number, channel.max_content_size
-    frames = [publish_frames(m, exchange=EXCHANGE, channel=number, most=most) for m in messages]
-    confirmations: list[asyncio.Future[object]] = []
-    async with channel.lock:  # the delivery tags count the publishes in the order written
-        first = channel.delivery_tag + 1
-        for tag, message in enumerate(messages, first):
-            confirmation: asyncio.Future[object] = channel.create_future()
-            channel.confirmations[tag] = confirmation
-            # A return names the message by id: the channel finds its confirmation so.
-            channel.message_id_delivery_tag[message.message_id] = tag
-            confirmations.append(confirmation)
-        channel.delivery_tag = first + len(messages) - 1
-        try:
-            await channel.write_queue.put(ChannelFrame(b"".join(frames), should_close=False))
-        except BaseException:
-            # Not written: the broker never counted these tags, so neither may we.
-            channel.delivery_tag = first - 1
-            for tag, (message, confirmation) in enumerate(
-                zip(messages, confirmations, strict=True), first
-            ):
-                channel.confirmations.pop(tag, None)
-                channel.message_id_delivery_tag.pop(message.message_id, None)
-                confirmation.cancel()
-            raise
-    return first, confirmations
+async def _publish(channel: aiormq.Channel, message: OutboxMessage) -> object:
+    """The broker's answer to publishing `message`, mandatory and persistent: an ack, or an
+    error (a nack, a return: routed nowhere, or the channel closed, as on a message past
+    the broker's size limit)."""
+    properties = aiormq.spec.Basic.Properties(
+        content_type="application/json",
+        delivery_mode=PERSISTENT,
+        correlation_id=message.key,
+        message_id=message.message_id,
+        timestamp=message.created_at,  # pamqp takes a naive time for UTC, as we do
+        message_type=message.topic,
+    )
+    return await channel.basic_publish(
+        message.payload.encode(),
+        exchange=EXCHANGE,
+        routing_key=message.topic,
+        properties=properties,
+        mandatory=True,
+        wait=False,  # the confirmation says it was written; no wait for each write alone
+    )
 
 
-def _answer(message: OutboxMessage, confirmation: asyncio.Future[object]) -> Unavailable | None:
-    """An ack confirms; a nack, a return (mandatory: routed nowhere), the channel lost or no
-    answer in time do not, and the outbox row is tried again later."""
-    if confirmation.cancelled():
+def _answer(message: OutboxMessage, publish: asyncio.Future[object]) -> Unavailable | None:
+    """An ack confirms; anything else (see _publish), or no answer in time, does not, and
+    the outbox row is tried again later."""
+    if publish.cancelled():
         return NotConfirmed(f"message {message.message_id} not confirmed in time")
-    error = confirmation.exception()
-    if error is None and isinstance(confirmation.result(), aiormq.spec.Basic.Ack):
+    error = publish.exception()
+    if error is None and isinstance(publish.result(), aiormq.spec.Basic.Ack):
         return None
-    why = repr(error) if error is not None else repr(confirmation.result())
+    why = repr(error) if error is not None else repr(publish.result())
     return NotConfirmed(f"message {message.message_id} not confirmed: {why}")
 
 

@@ -1,24 +1,57 @@
-"""aio-pika's robust connection, with a close that cannot hang: past its time, the socket is
-cut. The broker keeps what it gave a connection (its unacknowledged messages) for as long as
-the connection lives; a close it never answers would strand them until the process exits."""
+"""Connections to RabbitMQ that a silent peer cannot hold: AMQP heartbeats, and closes waited
+for only so long.
+
+The broker keeps what it gave a connection (its unacknowledged messages) while the connection
+lives, and a close the peer never answers, or never reads, cannot finish by itself. With
+heartbeats each side drops a connection on which it has heard nothing for a few beats: the
+broker gives the messages out again, and the close left running ends.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable
-from typing import Any
 
 import aio_pika
-from aiormq.connection import TCPTransportFactory, TLSTransportFactory, TransportFactory
+from aio_pika.abc import AbstractRobustConnection
 from yarl import URL
 
+# Below two seconds a beat goes every second (aiormq's floor) and the broker gives up
+# after two silent beats: a busy event loop would lose its connection for nothing.
+SHORTEST_HEARTBEAT = 2
+
 _CLOSING: set[asyncio.Future[None]] = set()  # closes still running, kept from the collector
+
+
+async def connect(url: str, *, bound: float) -> AbstractRobustConnection:
+    """aio-pika's robust connection (reconnecting after a broker restart), opened within
+    `bound` seconds, with heartbeats (see with_heartbeat)."""
+    return await aio_pika.connect_robust(with_heartbeat(url, bound), timeout=bound)
+
+
+def with_heartbeat(url: str, timeout: float) -> str:
+    """`url` with a heartbeat of `timeout` seconds (at least SHORTEST_HEARTBEAT), unless it
+    names its own: a peer silent for a few publish timeouts is taken for gone. aiormq
+    would ask for 60 s, and the broker give up on a silent client after two to three
+    minutes."""
+    parsed = URL(url)
+    if "heartbeat" in parsed.query:
+        return url
+    seconds = max(SHORTEST_HEARTBEAT, math.ceil(timeout))
+    return str(parsed.update_query(heartbeat=seconds))
+
+
+async def close_within(connection: AbstractRobustConnection, seconds: float) -> None:
+    """Closed, or left closing past `seconds` (no longer reconnecting either way): a close
+    the peer does not answer ends once the heartbeats give the peer up."""
+    await finished_within(seconds, connection.close())
 
 
 async def finished_within(seconds: float, close: Awaitable[None]) -> bool:
     """Whether `close` finished within `seconds` (raising what it raised). Past them it is
     left running, not cancelled: aiormq's close waits for its writer, and the writer for the
-    socket's last bytes, whatever cancels it; a cut socket ends it."""
+    socket's last bytes, whatever cancels it."""
     closing = asyncio.ensure_future(close)
     _CLOSING.add(closing)
     closing.add_done_callback(_closed)
@@ -33,37 +66,3 @@ def _closed(closing: asyncio.Future[None]) -> None:
     _CLOSING.discard(closing)
     if not closing.cancelled():
         closing.exception()  # retrieved: a close that failed after nobody waited for it
-
-
-class Sockets(TransportFactory):
-    """Opens the connection's sockets as aiormq would, and keeps the newest one's transport:
-    aiormq keeps its stream writer to itself, and the transport is what can be cut."""
-
-    def __init__(self) -> None:
-        self.transport: asyncio.WriteTransport | None = None
-
-    async def create(
-        self, url: URL, **kwargs: Any
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        opening = TLSTransportFactory() if url.scheme == "amqps" else TCPTransportFactory()
-        reader, writer = await opening.create(url, **kwargs)
-        self.transport = writer.transport
-        return reader, writer
-
-
-class CuttableConnection(aio_pika.RobustConnection):
-    """Reconnects after a lost socket (a broker restart) like any robust connection, but
-    not after `close_within`: a connection that would not close is given up for good, and
-    its owner opens a fresh one."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.sockets = Sockets()
-        self.kwargs["transport_factory"] = self.sockets  # handed to aiormq at each connect
-
-    async def close_within(self, seconds: float) -> None:
-        """Closed, or after `seconds` cut: the socket aborted, so the broker sees the
-        connection lost and gives out again what it had given it. close() stops the
-        reconnecting first thing, so the cut is final."""
-        if not await finished_within(seconds, self.close()) and self.sockets.transport:
-            self.sockets.transport.abort()
