@@ -24,6 +24,7 @@ from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.connection import sqlite_file
+from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatches
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
@@ -172,13 +173,18 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
 def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1) -> SqlShards:
     """The shards on `engines`, with their backend's unit of work and draw store: on
     PostgreSQL (asyncpg) draws in batches of up to `draw_batch_size`; on an SQLite file, the
-    draw's statements on sqlite3; elsewhere (MariaDB) the portable repositories, each draw
-    alone."""
+    draw's statements on sqlite3; on MariaDB (asyncmy) draws in batches too, over the
+    portable repositories; anything else, each draw alone."""
     if all(e.dialect.name == "postgresql" and e.dialect.driver == "asyncpg" for e in engines):
         batches = PgDrawBatches(engines, tables, draw_batch_size)
         return SqlShards(engines, tables, PgShardUnitOfWork, BatchedDraws(batches))
     if all(sqlite_file(e) for e in engines):
         return SqlShards(engines, tables, SqliteShardUnitOfWork)
+    if all(
+        e.dialect.name in ("mysql", "mariadb") and e.dialect.driver == "asyncmy" for e in engines
+    ):
+        mariadb = MariaDrawBatches(engines, tables, draw_batch_size)
+        return SqlShards(engines, tables, draws=BatchedDraws(mariadb))
     return SqlShards(engines, tables)
 
 

@@ -1,0 +1,1 @@
+"""MariaDB's own statements on asyncmy: draws in batches."""

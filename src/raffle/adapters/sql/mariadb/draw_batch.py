@@ -1,0 +1,202 @@
+"""Draws in batches on MariaDB (see service/draw_batch.py): each step a few multi-row
+statements for the whole batch, one per shard table of the database its users live in.
+
+MariaDB has no UPDATE ... RETURNING: taking the chances reads the accounts with their day and
+month rows, locked (SELECT ... FOR UPDATE), and decides in Python which draws have a chance in
+all three limits. The writes wait for the commit, which sends them with the orders, wins and
+outbox messages, and COMMIT, in one round trip (mariadb/lane): the rows are locked from the
+read on, and a chance given back is one never written. Every batch locks its accounts in one
+order (by table, then by user): two processes' batches on one database wait for each other
+instead of deadlocking (and a deadlock's victim fails, and its draws run alone). The
+statements are in mariadb/draw_batch_sql.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from raffle.adapters.sql.mariadb.draw_batch_sql import (
+    REPLAY_AT,
+    consume_sql,
+    open_sql,
+    record_sql,
+    take_sql,
+    wins_sql,
+)
+from raffle.adapters.sql.mariadb.lane import LaneConnections, LaneTransaction, Statement
+from raffle.adapters.sql.shards import route
+from raffle.adapters.sql.tables.draw_rows import (
+    order_of,
+    order_values,
+    outbox_values,
+    win_of,
+    win_values,
+)
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.quota import QuotaAccount, QuotaPack
+from raffle.service.ports import Chance, Claim
+
+Drawn = tuple[RaffleOrder, Win, OutboxMessage]
+
+
+class MariaDrawBatches:
+    """A lane per shard database, with its own connections (mariadb/lane)."""
+
+    def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
+        self._connections = tuple(LaneConnections(engine) for engine in engines)
+        self.tables = tables  # shard tables per database
+        self.size = size
+        self.sizes: Counter[int] = Counter()
+        self.failed = 0
+        self.lanes: object = None  # the service's (draw_batch.DrawLanes)
+
+    def lane(self, user_id: str) -> int:
+        return route(user_id, len(self._connections), self.tables)[0]
+
+    def begin(self, lane: int) -> MariaDrawBatch:
+        return MariaDrawBatch(self._connections[lane], self)
+
+    async def close(self) -> None:
+        for connections in self._connections:
+            await connections.close()
+
+    def table(self, user_id: str) -> int:
+        return route(user_id, len(self._connections), self.tables)[1]
+
+
+class MariaDrawBatch(LaneTransaction):
+    def __init__(self, lane: LaneConnections, batches: MariaDrawBatches) -> None:
+        super().__init__(lane)
+        self._batches = batches
+        self._table = batches.table
+        self._claims: Sequence[Claim] = ()
+        # By draw that has its chance: what its day and month rows hold after it (written
+        # at the commit).
+        self._taken: dict[int, tuple[int, int]] = {}
+        self._drawn: list[Drawn] = []
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._batches.failed += exc is not None
+        await super().__aexit__(exc_type, exc, tb)
+
+    def _by_table(self, draws: Iterable[int]) -> dict[int, list[int]]:
+        """The draws by shard table, in the order every batch locks rows in: by table, and
+        in a table by user."""
+        tables: dict[int, list[int]] = {}
+        for n in sorted(draws, key=lambda n: self._claims[n][0]):
+            tables.setdefault(self._table(self._claims[n][0]), []).append(n)
+        return dict(sorted(tables.items()))
+
+    async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
+        if len({claim[0] for claim in claims}) != len(claims):
+            raise ValueError("a batch holds one draw per user")
+        self._batches.sizes[len(claims)] += 1
+        self._claims, self._taken, self._drawn = claims, {}, []
+        statements = [
+            (consume_sql(index, len(draws)), [v for n in draws for v in (n, *claims[n])])
+            for index, draws in self._by_table(range(len(claims))).items()
+        ]
+        chances = dict(self._chance(row) for rows in await self.send(statements) for row in rows)
+        return [chances[n] for n in range(len(claims))]
+
+    def _chance(self, row: Sequence[Any]) -> tuple[int, Chance]:
+        n, total, total_left, per_day, per_month, day_left, month_left = row[:REPLAY_AT]
+        replay = order_of(row[REPLAY_AT:], _aware) if row[REPLAY_AT] is not None else None
+        if total is None:
+            return n, Chance(None, False, replay)
+        # A day (month) with no row yet has its whole allowance left.
+        day = per_day if day_left is None else day_left
+        month = per_month if month_left is None else month_left
+        if min(total_left, day, month) <= 0:
+            return n, Chance(None, True, replay)
+        self._taken[n] = (day - 1, month - 1)
+        account = self._account(n, total, total_left - 1, per_day, per_month)
+        return n, Chance(account, True, replay)
+
+    def _account(self, n: int, total: int, total_left: int, day: int, month: int) -> QuotaAccount:
+        user_id, activity_id, *_ = self._claims[n]
+        day_left, month_left = self._taken[n]
+        return QuotaAccount(
+            user_id, activity_id, total, total_left, day, day_left, month, month_left
+        )
+
+    async def open_accounts(self, welcomes: Mapping[int, QuotaPack]) -> dict[int, QuotaAccount]:
+        if any(pack.chances <= 0 for pack in welcomes.values()):
+            raise ValueError("a welcome pack opened in a batch has a chance in every limit")
+        tables = self._by_table(welcomes)
+        statements: list[Statement] = []
+        for index, draws in tables.items():
+            # Opened with the whole pack: the draw's chance is taken from it at the commit.
+            values = [v for n in draws for v in (*self._claims[n][:2], *_whole(welcomes[n]))]
+            statements.append((open_sql(index, len(draws)), values))
+        made = {row[0] for rows in await self.send(statements) for row in rows}
+        opened: dict[int, QuotaAccount] = {}
+        for n in (n for draws in tables.values() for n in draws):
+            if self._claims[n][0] in made:
+                pack = welcomes[n]
+                self._taken[n] = (pack.day - 1, pack.month - 1)
+                opened[n] = self._account(n, pack.total, pack.total - 1, pack.day, pack.month)
+        return opened
+
+    async def wins(self, orders: Sequence[RaffleOrder]) -> dict[str, Win]:
+        tables: dict[int, list[str]] = {}
+        for order in orders:
+            tables.setdefault(self._table(order.user_id), []).append(order.order_id)
+        statements = [(wins_sql(index, len(ids)), ids) for index, ids in sorted(tables.items())]
+        rows = [row for found in await self.send(statements) for row in found]
+        return {row[0]: win_of(row, _aware) for row in rows}
+
+    async def give_back(self, draws: Collection[int]) -> None:
+        for n in draws:
+            self._taken.pop(n, None)
+
+    async def record(self, draws: Sequence[Drawn]) -> None:
+        self._drawn.extend(draws)
+
+    async def commit(self) -> None:
+        await self.finish([*self._takes(), *self._records()])
+
+    def _takes(self) -> Iterable[Statement]:
+        for index, draws in self._by_table(self._taken).items():
+            accounts, days, months = take_sql(index, len(draws))
+            keys = [self._claims[n][:2] for n in draws]
+            yield accounts, [v for key in keys for v in key]
+            for sql, at, left in ((days, 2, 0), (months, 3, 1)):
+                rows = (
+                    (*self._claims[n][:2], self._claims[n][at], self._taken[n][left]) for n in draws
+                )
+                yield sql, [v for row in rows for v in row]
+
+    def _records(self) -> Iterable[Statement]:
+        tables: dict[int, list[Drawn]] = {}
+        for drawn in self._drawn:
+            tables.setdefault(self._table(drawn[0].user_id), []).append(drawn)
+        for index, rows in sorted(tables.items()):
+            orders, wins, outbox = record_sql(index, len(rows))
+            yield orders, [v for o, _, _ in rows for v in order_values(o, _naive)]
+            yield wins, [v for _, w, _ in rows for v in win_values(w, _naive)]
+            yield outbox, [v for _, _, m in rows for v in outbox_values(m, _naive)]
+
+
+def _whole(pack: QuotaPack) -> tuple[int, int, int, int]:
+    """An account's total, total left, day and month allowances: the pack, untouched."""
+    return pack.total, pack.total, pack.day, pack.month
+
+
+def _naive(at: datetime) -> datetime:
+    return at.astimezone(UTC).replace(tzinfo=None)  # stored as naive UTC (UtcDateTime)
+
+
+def _aware(at: datetime) -> datetime:
+    return at.replace(tzinfo=UTC)
