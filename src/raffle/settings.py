@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     session_ttl_seconds: int = 7 * 24 * 3600  # sliding: each use extends it
     draws_per_second: int = 10  # per user
     registrations_per_hour: int = 20  # per client address
-    # On PostgreSQL the draws that arrive while one batch of a database is in flight go
+    # On PostgreSQL and MariaDB the draws that arrive while one batch of a database is in flight go
     # together in its next, at most this many in one transaction (group commit); 1: batches
     # of one.
     draw_batch_size: int = 64

@@ -1,6 +1,6 @@
-"""PostgreSQL's draw store: the draws of many users on one shard database share one
-transaction (group commit), each statement carrying all of them; the rare cases (a first
-visit, a replay, a failed batch) stay in the store (docs/architecture.md).
+"""The batched draw store (PostgreSQL, MariaDB): the draws of many users on one shard
+database share one transaction (group commit), each statement carrying all of them; the rare
+cases (a first visit, a replay, a failed batch) stay in the store (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
@@ -32,6 +31,8 @@ from raffle.adapters.sql.mariadb.draw_batch_sql import (
 from raffle.adapters.sql.mariadb.lane import LaneConnections, LaneTransaction, Statement
 from raffle.adapters.sql.shards import route
 from raffle.adapters.sql.tables.draw_rows import (
+    aware,
+    naive,
     order_of,
     order_values,
     outbox_values,
@@ -112,7 +113,7 @@ class MariaDrawBatch(LaneTransaction):
 
     def _chance(self, row: Sequence[Any]) -> tuple[int, Chance]:
         n, total, total_left, per_day, per_month, day_left, month_left = row[:REPLAY_AT]
-        replay = order_of(row[REPLAY_AT:], _aware) if row[REPLAY_AT] is not None else None
+        replay = order_of(row[REPLAY_AT:], aware) if row[REPLAY_AT] is not None else None
         if total is None:
             return n, Chance(None, False, replay)
         # A day (month) with no row yet has its whole allowance left.
@@ -155,7 +156,7 @@ class MariaDrawBatch(LaneTransaction):
             tables.setdefault(self._table(order.user_id), []).append(order.order_id)
         statements = [(wins_sql(index, len(ids)), ids) for index, ids in sorted(tables.items())]
         rows = [row for found in await self.send(statements) for row in found]
-        return {row[0]: win_of(row, _aware) for row in rows}
+        return {row[0]: win_of(row, aware) for row in rows}
 
     async def give_back(self, draws: Collection[int]) -> None:
         for n in draws:
@@ -184,19 +185,11 @@ class MariaDrawBatch(LaneTransaction):
             tables.setdefault(self._table(drawn[0].user_id), []).append(drawn)
         for index, rows in sorted(tables.items()):
             orders, wins, outbox = record_sql(index, len(rows))
-            yield orders, [v for o, _, _ in rows for v in order_values(o, _naive)]
-            yield wins, [v for _, w, _ in rows for v in win_values(w, _naive)]
-            yield outbox, [v for _, _, m in rows for v in outbox_values(m, _naive)]
+            yield orders, [v for o, _, _ in rows for v in order_values(o, naive)]
+            yield wins, [v for _, w, _ in rows for v in win_values(w, naive)]
+            yield outbox, [v for _, _, m in rows for v in outbox_values(m, naive)]
 
 
 def _whole(pack: QuotaPack) -> tuple[int, int, int, int]:
     """An account's total, total left, day and month allowances: the pack, untouched."""
     return pack.total, pack.total, pack.day, pack.month
-
-
-def _naive(at: datetime) -> datetime:
-    return at.astimezone(UTC).replace(tzinfo=None)  # stored as naive UTC (UtcDateTime)
-
-
-def _aware(at: datetime) -> datetime:
-    return at.replace(tzinfo=UTC)

@@ -12,11 +12,12 @@ from functools import cache
 from sqlalchemy import Table
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.postgres.statements import PgStatements, naive
+from raffle.adapters.sql.postgres.statements import PgStatements
 from raffle.adapters.sql.repositories.delivery import SqlDeliveryRepository
 from raffle.adapters.sql.repositories.quotas import SqlQuotaRepository
 from raffle.adapters.sql.repositories.top_ups import SqlTopUpRepository
 from raffle.adapters.sql.repositories.wins import SqlWinRepository
+from raffle.adapters.sql.tables.draw_rows import naive
 from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import WinState

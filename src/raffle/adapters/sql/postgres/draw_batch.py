@@ -24,12 +24,13 @@ from raffle.adapters.sql.postgres.draw_batch_sql import (
     wins_sql,
 )
 from raffle.adapters.sql.postgres.lane import LaneConnections, LaneTransaction
-from raffle.adapters.sql.postgres.statements import aware, naive
 from raffle.adapters.sql.shards import route
 from raffle.adapters.sql.tables.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
     WIN_COLUMNS,
+    aware,
+    naive,
     order_of,
     order_values,
     outbox_values,

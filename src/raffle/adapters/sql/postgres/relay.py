@@ -11,8 +11,9 @@ from functools import cache
 from sqlalchemy import Table
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.postgres.statements import PgStatements, naive
+from raffle.adapters.sql.postgres.statements import PgStatements
 from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
+from raffle.adapters.sql.tables.draw_rows import naive
 from raffle.adapters.sql.tables.shard import ShardTables
 from raffle.domain.delivery import RETRY_STEPS, retry_delay
 from raffle.domain.draws import OutboxMessage

@@ -5,7 +5,6 @@ transaction (docs/architecture.md): the batch statements of delivery and relay.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -30,11 +29,3 @@ class PgStatements:
             self._driver = (await self._connection.get_raw_connection()).driver_connection
         else:
             await self._driver.execute(sql, *args)
-
-
-def naive(at: datetime) -> datetime:
-    return at.astimezone(UTC).replace(tzinfo=None)  # stored as naive UTC (UtcDateTime)
-
-
-def aware(at: datetime) -> datetime:
-    return at.replace(tzinfo=UTC)

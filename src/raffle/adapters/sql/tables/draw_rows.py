@@ -4,7 +4,7 @@ straight to their drivers; each driver stores times its own way (`stamp` writes,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from raffle.domain.draws import DeliveryError, OrderState, OutboxMessage, RaffleOrder, Win, WinState
@@ -109,3 +109,13 @@ def win_of(row: Sequence[Any], read: Read) -> Win:
         WinState(state),
         None if code is None else DeliveryError(code, message or ""),
     )
+
+
+def naive(at: datetime) -> datetime:
+    """A time as stored: naive UTC (the columns' UtcDateTime)."""
+    return at.astimezone(UTC).replace(tzinfo=None)
+
+
+def aware(at: datetime) -> datetime:
+    """A stored naive UTC time, read back."""
+    return at.replace(tzinfo=UTC)
