@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Literal, Self
+from urllib.parse import unquote, urlsplit
 
 from pydantic import field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -16,12 +17,22 @@ _DRIVERS = {
     "mariadb": "mysql+asyncmy",
 }
 _SUPPORTED = set(_DRIVERS.values())
+# Passwords the servers' images, installers and tutorials come with: in production a URL
+# carrying one (or its own user name, as guest:guest does) is as open as one with none.
+_DEFAULT_PASSWORDS = frozenset({
+    "guest", "postgres", "mysql", "root", "redis", "raffle", "admin", "password", "secret",
+    "changeme", "changethis",
+})  # fmt: skip
 
 
 class Settings(BaseSettings):
     """Everything configurable. Nothing else in raffle reads the environment."""
 
     model_config = SettingsConfigDict(env_prefix="RAFFLE_", extra="forbid", frozen=True)
+
+    # `production` refuses to start on a default that must not reach production: the embedded
+    # SQLite file, or a server URL with no password or a well-known default one.
+    env: Literal["development", "production"] = "development"
 
     # The configuration database; with no shard URLs it also holds every user's rows.
     database_url: str = "sqlite+aiosqlite:///raffle.db"  # embedded default: a local file
@@ -110,6 +121,29 @@ class Settings(BaseSettings):
             raise ValueError("republish_after_seconds must exceed publish_timeout_seconds")
         return self
 
+    @model_validator(mode="after")
+    def _fit_for_production(self) -> Self:
+        if self.env != "production":
+            return self
+        if self.database_url.startswith("sqlite"):
+            raise ValueError(
+                "RAFFLE_ENV=production needs RAFFLE_DATABASE_URL set to PostgreSQL or MariaDB, "
+                "not the embedded SQLite file"
+            )
+        servers = {
+            "RAFFLE_DATABASE_URL": [self.database_url],
+            "RAFFLE_SHARD_URLS": self.shard_urls.split(","),
+            "RAFFLE_REDIS_URL": [self.redis_url or ""],
+            "RAFFLE_BROKER_URL": [self.broker_url or ""],
+        }
+        for variable, urls in servers.items():
+            if any(url and not _has_own_password(url) for url in urls):
+                raise ValueError(
+                    f"RAFFLE_ENV=production refuses {variable} without a password of its own "
+                    "(none, or a well-known default): put one in the URL"
+                )
+        return self
+
     @property
     def database_urls(self) -> list[str]:
         """Every database that holds user rows: the configuration database first."""
@@ -126,3 +160,10 @@ def _async_url(url: str) -> str:
             f"unsupported database {scheme!r}; use sqlite, postgresql or mysql/mariadb"
         )
     return f"{scheme}://{rest}"
+
+
+def _has_own_password(url: str) -> bool:
+    parts = urlsplit(url)
+    password = unquote(parts.password or "").lower()
+    user = unquote(parts.username or "").lower()
+    return bool(password) and password != user and password not in _DEFAULT_PASSWORDS
