@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install run demo simulate check lint types contracts unit chromium test bench format
+.PHONY: install run demo simulate check lint types contracts unit chromium deploy-check test bench format
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -51,9 +51,20 @@ chromium:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		$(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; }
 
+# compose.yaml as Docker Compose reads it (Compose v2, or Debian's docker-compose, which needs
+# no Docker daemon), and the image built where a Docker daemon answers.
+COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+deploy-check:
+	@command -v docker-compose >/dev/null || [ "$(COMPOSE)" = "docker compose" ] || { \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		$(SUDO) apt-get install -y -qq docker-compose >/dev/null; }
+	POSTGRES_PASSWORD=check REDIS_PASSWORD=check RABBITMQ_PASSWORD=check $(COMPOSE) config --quiet
+	@if docker info >/dev/null 2>&1; then docker build --quiet --tag raffle:check .; \
+	else echo "deploy-check: no Docker daemon here: the image is not built"; fi
+
 # Every check, then the integration, end-to-end and browser tiers against real servers.
 # Screenshots of the pages land in artifacts/screenshots/.
-test: check chromium
+test: check chromium deploy-check
 	$(BIN)/pytest tests/integration tests/e2e tests/browser -q
 
 bench: install
