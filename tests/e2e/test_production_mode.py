@@ -7,8 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
-from tests.raffle_process import RAFFLE
+from tests.conftest import MakeDatabaseUrl
+from tests.raffle_process import RAFFLE, wait_until_serving
+from tests.services import free_port
 
 SERVERS = {
     "RAFFLE_DATABASE_URL": "postgresql://raffle:Xk29-vault@127.0.0.1:9/raffle",
@@ -55,3 +58,30 @@ def test_production_mode_names_the_server_url_with_a_default_password(
     assert variable in line
     assert "password" in line
     assert default not in line
+
+
+@pytest.fixture
+async def database(make_database_url: MakeDatabaseUrl) -> str:
+    return await make_database_url("postgres")
+
+
+def test_production_mode_serves_with_passwords_of_its_own(tmp_path: Path, database: str) -> None:
+    # The throwaway PostgreSQL trusts loopback connections: it ignores the password, which
+    # production mode only needs to be there and not a default one.
+    url = make_url(database).set(password="Xk29-vault")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAFFLE_")} | {
+        "RAFFLE_ENV": "production",
+        "RAFFLE_DATABASE_URL": url.render_as_string(hide_password=False),
+        "RAFFLE_PORT": str(port),
+    }
+    migrated = subprocess.run(
+        [str(RAFFLE), "migrate"], check=False, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    server = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=tmp_path)
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}", server)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
