@@ -1,6 +1,4 @@
-"""docs/production.md's "Without containers", run as written on throwaway servers: a player's
-first draw is delivered by `raffle worker`. The three shell blocks are read from the guide;
-only the servers' addresses, the port and the database names are put in place of its own."""
+"""docs/production.md's "Without containers" blocks, run as written: a first draw is delivered."""
 
 from __future__ import annotations
 

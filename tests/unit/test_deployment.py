@@ -1,7 +1,4 @@
-"""compose.yaml, deploy/ and the Dockerfile checked for shape where Docker is absent: every service
-has an image, depends on services that exist, is configured with settings raffle has, and the
-raffle services' settings pass production mode. (`make deploy-check` adds `docker compose
-config` and an image build where Docker is present.)"""
+"""compose.yaml, deploy/ and the Dockerfile checked by shape, with or without Docker."""
 
 from __future__ import annotations
 
