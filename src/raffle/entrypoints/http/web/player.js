@@ -69,7 +69,9 @@ async function enter(name, password, register) {
     notify(register ? t("login.welcome", { name: answer.user.id }) : "", "ok");
     await showPlayer(answer.user);
   } catch (error) {
-    fail(error);
+    // The server's reason is in English: the rules it checks, in the page's language.
+    if (register && error.code === "invalid_input") notify(t("login.rules"), "error");
+    else fail(error);
   }
 }
 
