@@ -94,6 +94,13 @@ class SqlSessionStore:
                 delete(session_table).where(session_table.c.token_hash == token_hash)
             )
 
+    async def end_all(self, user_id: str) -> int:
+        async with transaction(self._engine) as connection:
+            result = await connection.execute(
+                delete(session_table).where(session_table.c.user_id == user_id)
+            )
+        return result.rowcount
+
     async def delete_expired(self) -> int:
         """Delete the sessions nobody touched before they expired; how many there were."""
         async with transaction(self._engine) as connection:
@@ -155,7 +162,12 @@ class _SqliteReader:
 
 
 class RedisSessionStore:
-    """One key per session, holding the user and role, that Redis expires by itself."""
+    """One key per session, holding the user and role, that Redis expires by itself; and a
+    set per user of their sessions' keys, so that they can all be ended at once.
+
+    The set has no expiry (a session slides past any the set could have): the keys of
+    sessions that expired are dropped from it at the user's next sign-in.
+    """
 
     def __init__(
         self,
@@ -172,7 +184,11 @@ class RedisSessionStore:
 
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
         value = json.dumps({"user_id": session.user_id, "is_admin": session.is_admin})
-        await self._redis.set(self._prefix + token_hash, value, ex=ttl_seconds)
+        key, sessions = self._prefix + token_hash, self._of_user(session.user_id)
+        await self._forget_expired(sessions)
+        # Listed first: a session that exists is always in its user's set, whatever fails.
+        await self._redis.sadd(sessions, key)
+        await self._redis.set(key, value, ex=ttl_seconds)
 
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
         # GETEX reads and slides the expiry in one round trip.
@@ -189,5 +205,26 @@ class RedisSessionStore:
     async def delete(self, token_hash: str) -> None:
         await self._redis.delete(self._prefix + token_hash)
 
+    async def end_all(self, user_id: str) -> int:
+        sessions = self._of_user(user_id)
+        keys = [_text(k) for k in await self._redis.smembers(sessions)]
+        ended = 0
+        for key in keys:  # one by one: each may live on a node of its own in a cluster
+            ended += await self._redis.delete(key)
+            await self._redis.srem(sessions, key)
+        return ended
+
     async def delete_expired(self) -> int:
         return 0  # Redis expires the keys itself
+
+    def _of_user(self, user_id: str) -> str:
+        return f"{self._prefix}user:{user_id}"
+
+    async def _forget_expired(self, sessions: str) -> None:
+        for key in [_text(k) for k in await self._redis.smembers(sessions)]:
+            if not await self._redis.exists(key):
+                await self._redis.srem(sessions, key)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
