@@ -34,13 +34,12 @@ async def test_each_probe_is_named_with_why_it_failed_and_a_silent_one_times_out
 
 
 def test_the_operating_system_says_why_through_any_wrapping() -> None:
-    try:
-        try:
-            raise socket.gaierror(-2, "Name or service not known")
-        except OSError as error:
-            raise ConnectionError("Error -2 connecting to nowhere:6379.") from error
-    except ConnectionError as wrapped:
-        assert reason(wrapped) == "unknown host"
+    wrapped = ConnectionError("Error -2 connecting to nowhere:6379.")
+    wrapped.__cause__ = socket.gaierror(-2, "Name or service not known")
+    assert reason(wrapped) == "unknown host"
+    timed_out = RuntimeError("the pool gave up")
+    timed_out.__context__ = TimeoutError()
+    assert reason(timed_out) == "no answer in time"
 
 
 def test_otherwise_the_innermost_message_without_the_class_names_drivers_add() -> None:
