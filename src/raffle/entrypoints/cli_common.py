@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -72,7 +73,13 @@ def run(
 
 async def require_services(raffle: Raffle) -> None:
     """Stop, naming the first service that does not answer and the setting pointing at it."""
-    found = await failures(raffle.probes, STARTUP_PROBE_SECONDS)
+    # Clients log their own failure to connect (aiormq does, at ERROR): the one line below
+    # says it, with the setting to change.
+    logging.disable(logging.CRITICAL)
+    try:
+        found = await failures(raffle.probes, STARTUP_PROBE_SECONDS)
+    finally:
+        logging.disable(logging.NOTSET)
     for probe in raffle.probes:
         if (why := found[probe.name]) is not None:
             raise Stop(probe.unreachable(why))

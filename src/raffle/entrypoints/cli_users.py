@@ -40,9 +40,8 @@ def list_command(limit: int) -> None:
         found, total = await accounts.listed(raffle.uow(), limit)
         rows = [(u.id, "operator" if u.is_admin else "player", u.status.value) for u in found]
         print_table(("name", "role", "status"), rows)
-        click.echo(
-            f"{len(found)} of {total} accounts" if total > len(found) else f"{total} accounts"
-        )
+        noun = "account" if total == 1 else "accounts"
+        click.echo(f"{len(found)} of {total} {noun}" if total > len(found) else f"{total} {noun}")
 
     with_raffle(use)
 
