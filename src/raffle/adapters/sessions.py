@@ -207,12 +207,11 @@ class RedisSessionStore:
 
     async def end_all(self, user_id: str) -> int:
         sessions = self._of_user(user_id)
-        keys = [_text(k) for k in await self._redis.smembers(sessions)]
-        ended = 0
-        for key in keys:  # one by one: each may live on a node of its own in a cluster
-            ended += await self._redis.delete(key)
-            await self._redis.srem(sessions, key)
-        return ended
+        keys = await self._members(sessions)
+        ended = await self._each(keys, "DEL")
+        if keys:
+            await self._redis.srem(sessions, *keys)
+        return sum(ended)
 
     async def delete_expired(self) -> int:
         return 0  # Redis expires the keys itself
@@ -221,9 +220,25 @@ class RedisSessionStore:
         return f"{self._prefix}user:{user_id}"
 
     async def _forget_expired(self, sessions: str) -> None:
-        for key in [_text(k) for k in await self._redis.smembers(sessions)]:
-            if not await self._redis.exists(key):
-                await self._redis.srem(sessions, key)
+        keys = await self._members(sessions)
+        gone = [
+            k for k, alive in zip(keys, await self._each(keys, "EXISTS"), strict=True) if not alive
+        ]
+        if gone:
+            await self._redis.srem(sessions, *gone)
+
+    async def _members(self, sessions: str) -> list[str]:
+        return [_text(key) for key in await self._redis.smembers(sessions)]
+
+    async def _each(self, keys: list[str], command: str) -> list[int]:
+        """`command` on each key, in one round trip (not one transaction: in a cluster the
+        keys may live on different nodes)."""
+        if not keys:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.execute_command(command, key)
+            return [int(answer) for answer in await pipe.execute()]
 
 
 def _text(value: bytes | str) -> str:
