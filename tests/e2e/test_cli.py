@@ -145,6 +145,12 @@ def _user(cli: CliRunner, *args: str, stdin: str | None = None) -> Result:
 
 
 def test_user_list_password_lock_and_unlock(cli: CliRunner, tmp_path: Path) -> None:
+    unmigrated = _user(cli, "list")
+    assert unmigrated.exit_code == 2
+    assert unmigrated.stderr == (
+        "raffle: the database refused: no such table: user_account "
+        "(has `raffle migrate` run on it?)\n"
+    )
     assert cli.invoke(main, ["migrate"]).exit_code == 0
     for name in ("zoe", "alice"):
         assert _user(cli, "create", name, "--password", "long-enough-pw").exit_code == 0

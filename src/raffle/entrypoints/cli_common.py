@@ -15,9 +15,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from sqlalchemy.exc import DBAPIError
 
 from raffle.adapters.campaign_file import InvalidCampaignFile, read_campaign
-from raffle.adapters.probes import failures
+from raffle.adapters.probes import failures, reason
 from raffle.bootstrap import Raffle, bootstrap
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import RaffleError
@@ -69,6 +70,8 @@ def run(
         fail(f"{error.code}: {error}")
     except Stop as error:
         fail(str(error))
+    except DBAPIError as error:  # most often a database no migration has reached yet
+        fail(f"the database refused: {reason(error)} (has `raffle migrate` run on it?)")
 
 
 async def require_services(raffle: Raffle) -> None:
