@@ -186,9 +186,14 @@ class RedisSessionStore:
         value = json.dumps({"user_id": session.user_id, "is_admin": session.is_admin})
         key, sessions = self._prefix + token_hash, self._of_user(session.user_id)
         await self._forget_expired(sessions)
-        # Listed first: a session that exists is always in its user's set, whatever fails.
-        await self._redis.sadd(sessions, key)
+        # Set, then listed: a listed key that does not exist has expired, and another
+        # sign-in of the user forgets it. A session that could not be listed is undone.
         await self._redis.set(key, value, ex=ttl_seconds)
+        try:
+            await self._redis.sadd(sessions, key)
+        except BaseException:
+            await self._redis.delete(key)
+            raise
 
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
         # GETEX reads and slides the expiry in one round trip.
