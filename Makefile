@@ -5,23 +5,33 @@ BIN := $(VENV)/bin
 
 .PHONY: install run demo simulate check lint types contracts unit chromium deploy-check test bench format
 
+# Everything: the service, its tests and linters (dev) and simulate's p-value (stats).
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,stats]'
+	touch $@ $(VENV)/.runtime
+
+# The service's own dependencies only, for `make run` and `make demo`; an .venv that has
+# everything already has them.
+$(VENV)/.runtime: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
 	touch $@
 
 install: $(VENV)/.installed
 
 # The embedded default: SQLite in ./raffle.db, no servers; the demo campaign on first start.
-run: install
+run: $(VENV)/.runtime
 	$(BIN)/raffle serve
 
 # The same on a fresh temporary database with an operator account; prints each page's URL.
-demo: install
+demo: $(VENV)/.runtime
 	$(BIN)/raffle demo
 
-simulate: install
+simulate: $(VENV)/.runtime
+	$(PY) -m pip install --quiet -e '.[stats]'
 	$(BIN)/raffle simulate examples/big-market.yaml --draws 1000000 --draw-count 3
 
 check: lint types contracts unit

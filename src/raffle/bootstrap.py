@@ -18,6 +18,7 @@ from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
+from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_pipeline import SharedPipeline
@@ -78,6 +79,7 @@ class Raffle:
     rng: RandomSource = field(default_factory=SystemRandomSource)
     redis: Redis | None = None
     redis_commands: SharedPipeline | None = None  # the hot commands' shared round trips
+    probes: list[Probe] = field(default_factory=list)  # each service it depends on
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -150,6 +152,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         sessions = RedisSessionStore(redis, clock, commands=commands)
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
+    broker = _broker(settings)
     return Raffle(
         settings=settings,
         engines=engines,
@@ -161,12 +164,13 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         limiter=limiter,
         idempotency=SqlIdempotencyStore(config, clock),
         calendar=calendar,
-        broker=_broker(settings),
+        broker=broker,
         hints=hints,
         redis=redis,
         redis_commands=commands,
         claims=claims.counts if claims else None,
         ledger=claims,
+        probes=_probes(settings, databases, redis, broker),
     )
 
 
@@ -190,6 +194,23 @@ def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1
 
 def _engine(url: str, settings: Settings) -> AsyncEngine:
     return create_engine(url, pool_size=settings.pool_size, max_overflow=settings.pool_overflow)
+
+
+def _probes(
+    settings: Settings, databases: list[AsyncEngine], redis: Redis | None, broker: Broker
+) -> list[Probe]:
+    """A probe per service, named after the setting that points at it."""
+    config, *shards = zip(settings.database_urls, databases, strict=True)
+    found = [Probe("database", "the database", "RAFFLE_DATABASE_URL", config[0], sql(config[1]))]
+    for number, (url, engine) in enumerate(shards, 1):
+        service = f"shard database {number}"
+        found.append(Probe(f"shard {number}", service, "RAFFLE_SHARD_URLS", url, sql(engine)))
+    if redis is not None and settings.redis_url is not None:
+        found.append(Probe("redis", "Redis", "RAFFLE_REDIS_URL", settings.redis_url, ping(redis)))
+    if isinstance(broker, RabbitBroker) and settings.broker_url is not None:
+        url = settings.broker_url
+        found.append(Probe("broker", "the broker", "RAFFLE_BROKER_URL", url, broker.ready))
+    return found
 
 
 def _broker(settings: Settings) -> Broker:

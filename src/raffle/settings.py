@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 from urllib.parse import unquote, urlsplit
 
-from pydantic import field_validator, model_validator
+from pydantic import ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The async driver each kind of database URL is served by; plain URLs are accepted too.
@@ -118,7 +118,9 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _republish_after_publish(self) -> Self:
         if self.republish_after_seconds <= self.publish_timeout_seconds:
-            raise ValueError("republish_after_seconds must exceed publish_timeout_seconds")
+            raise ValueError(
+                "RAFFLE_REPUBLISH_AFTER_SECONDS must exceed RAFFLE_PUBLISH_TIMEOUT_SECONDS"
+            )
         return self
 
     @model_validator(mode="after")
@@ -150,10 +152,44 @@ class Settings(BaseSettings):
         return [self.database_url, *(u for u in self.shard_urls.split(",") if u)]
 
 
+# What a value that does not parse should look like, by pydantic's error type.
+_EXPECTED = {
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_parsing": "a number",
+    "bool_parsing": "true or false",
+    "string_type": "text",
+}
+
+
+def problems(error: ValidationError) -> list[str]:
+    """Each problem of settings that did not validate, naming its environment variable and
+    the form expected (with the default as an example). Never the value: it may be a URL
+    with a password."""
+    return [_problem(e) for e in error.errors(include_url=False, include_input=False)]
+
+
+def _problem(error: Any) -> str:
+    if not error["loc"]:  # a check across settings: its message names them
+        return str(error["msg"]).removeprefix("Value error, ")
+    name = str(error["loc"][0])
+    variable = f"{Settings.model_config['env_prefix']}{name.upper()}"
+    if (expected := _EXPECTED.get(error["type"])) is None:
+        return f"{variable}: {str(error['msg']).removeprefix('Value error, ')}"
+    field = Settings.model_fields.get(name)
+    default = None if field is None else field.default
+    example = "" if default is None else f" (as in {variable}={_shown(default)})"
+    return f"{variable} must be {expected}{example}"
+
+
+def _shown(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _async_url(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
-        raise ValueError(f"database URL must look like scheme://…, got {url!r}")
+        raise ValueError("a database URL must look like scheme://…")
     scheme = _DRIVERS.get(scheme, scheme)
     if scheme not in _SUPPORTED:
         raise ValueError(

@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
@@ -23,7 +23,7 @@ from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, 
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.strategy import Strategy
-from raffle.domain.users import User
+from raffle.domain.users import User, UserStatus
 from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import Credit
 
@@ -236,17 +236,35 @@ class FakeSkus:
 
 
 class FakeUsers:
-    def __init__(self, store: ConfigStore) -> None:
-        self.s = store
+    def __init__(self, rows: dict[str, User]) -> None:
+        self.rows = rows
 
     async def add(self, user: User) -> bool:
-        if user.id in self.s.users:
+        if user.id in self.rows:
             return False
-        self.s.users[user.id] = user
+        self.rows[user.id] = user
         return True
 
     async def get(self, user_id: str) -> User | None:
-        return self.s.users.get(user_id)
+        return self.rows.get(user_id)
+
+    async def first(self, limit: int) -> list[User]:
+        return [self.rows[name] for name in sorted(self.rows)[:limit]]
+
+    async def count(self) -> int:
+        return len(self.rows)
+
+    async def set_status(self, user_id: str, status: UserStatus) -> bool:
+        return self._update(user_id, status=status)
+
+    async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
+        return self._update(user_id, password_hash=password_hash)
+
+    def _update(self, user_id: str, **values: Any) -> bool:
+        if user_id not in self.rows:
+            return False
+        self.rows[user_id] = replace(self.rows[user_id], **values)
+        return True
 
 
 class FakeRebateRules:
@@ -280,7 +298,7 @@ class FakeUnitOfWork(_Transaction):
         self.activities = FakeActivities(self.store)
         self.packs = FakePacks(self.store)
         self.skus = FakeSkus(self.store)
-        self.users = FakeUsers(self.store)
+        self.users = FakeUsers(self.store.users)
         self.rebate_rules = FakeRebateRules(self.store)
         self.code_pools = FakeCodePools(self.store)
         self.campaign_loads = FakeCampaignLoads(self.store)

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from raffle.adapters.campaign_file import read_campaign
-from raffle.adapters.sql.migrate import upgrade
 from raffle.bootstrap import bootstrap
 from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
@@ -20,6 +19,10 @@ DEMO_OPERATOR = "operator"
 
 
 async def migrate(settings: Settings) -> None:
+    # Imported here: alembic is a tenth of the command line's start-up, which a failing
+    # start (a service down, a bad setting) should not wait for.
+    from raffle.adapters.sql.migrate import upgrade
+
     for url in settings.database_urls:
         await upgrade(url, shard_tables=settings.shard_tables)
 

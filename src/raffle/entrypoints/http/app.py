@@ -12,12 +12,14 @@ from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
 from raffle.entrypoints.http import openapi, problems
 from raffle.entrypoints.http.routes import (
+    accounts,
     admin,
     auth,
     campaigns,
     delivery,
     draw,
     engagement,
+    health,
     pages,
     player,
     prizes,
@@ -53,12 +55,8 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     app.state.raffle = raffle
     problems.install(app)
     openapi.install(app, draw.document)
-    for module in (player, auth, admin, campaigns, engagement, prizes, delivery, pages):
+    routers = (player, auth, admin, accounts, campaigns, engagement, prizes, delivery, pages)
+    for module in (*routers, health):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
-
-    @app.get("/api/health", tags=["ops"])
-    async def health() -> dict[str, str]:
-        return {"status": "ok"}
-
     return app

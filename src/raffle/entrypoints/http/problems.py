@@ -26,12 +26,14 @@ from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
 from raffle.domain.users import (
+    AccountLocked,
     Forbidden,
     InvalidCredentials,
     InvalidInput,
     NameTaken,
     NotAuthenticated,
     RateLimited,
+    UnknownUser,
 )
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
@@ -52,11 +54,13 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidCredentials: 401,
     NotAuthenticated: 401,
     Forbidden: 403,
+    AccountLocked: 403,
     UnknownActivity: 404,
     UnknownSku: 404,
     UnknownStrategy: 404,
     PrizeNotFound: 404,
     UnknownWin: 404,
+    UnknownUser: 404,
     NotFailed: 409,
     NotDeliverable: 422,
     ActivityNotOpen: 409,

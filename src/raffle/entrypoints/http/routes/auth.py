@@ -24,9 +24,10 @@ async def register(body: Credentials, request: Request, raffle: RaffleDep) -> Us
     return UserOut(id=user.id, is_admin=user.is_admin)
 
 
-@router.post("/login", responses=documented(401, 422, 429))
+@router.post("/login", responses=documented(401, 403, 422, 429))
 async def login(body: Credentials, request: Request, raffle: RaffleDep) -> LoginOut:
-    """A new session. Throttled per address and per account before the password is checked.
+    """A new session. Throttled per address and per account before the password is checked;
+    a locked account is refused (403 `account_locked`) once the password is right.
     Not replayable with an Idempotency-Key: a token is never stored to be sent twice."""
     token, session = await auth.login(
         body.name,
