@@ -117,6 +117,7 @@ async def test_one_key_sent_ten_times_at_once_draws_once(api: Api) -> None:
 
 async def test_a_key_reused_for_another_request_is_refused(api: Api) -> None:
     admin = {**await api.login("root", admin=True), "Idempotency-Key": "grant-1"}
+    await api.login("frank")
     body = {"user_id": "frank", "sku": 9011, "out_business_no": "order-1"}
     first = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
     again = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
@@ -204,6 +205,7 @@ async def test_operators_import_campaigns_and_run_the_workflow(api: Api) -> None
 
 async def test_operators_top_up_once_per_business_number(api: Api) -> None:
     admin = await api.login("root", admin=True)
+    await api.login("henry")
     body = {"user_id": "henry", "sku": 9011, "out_business_no": "order-77"}
     first = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
     again = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
@@ -266,7 +268,8 @@ async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
         (draws, {"Authorization": "bearer not-a-session"}, 401, "not_authenticated"),
         (draws, {}, 401, "not_authenticated"),
         ("/api/activities/424242/draws", alice, 404, "unknown_activity"),
-        ("/api/activities/-1/draws", alice, 404, "unknown_activity"),
+        ("/api/activities/-1/draws", alice, 422, "invalid_input"),
+        (f"/api/activities/{2**63}/draws", alice, 422, "invalid_input"),
         ("/api/activities/x/draws", alice, 422, "invalid_input"),
     ]:
         refused = await api.client.post(path, headers=headers)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.rebates import RebateOrder
+from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.schemas import AccountOut
 from raffle.service.shop import ShopItem
 
@@ -44,7 +45,7 @@ class PointsOut(BaseModel):
 
 
 class ExchangeIn(BaseModel):
-    sku: int = Field(description="The SKU whose chances are bought at its points price.")
+    sku: Id = Field(description="The SKU whose chances are bought at its points price.")
 
 
 class ExchangeOut(BaseModel):
@@ -92,8 +93,8 @@ class SignInsOut(BaseModel):
 
 
 class BehaviourIn(BaseModel):
-    user_id: str = Field(min_length=1, max_length=32)
-    activity_id: int
+    user_id: UserId
+    activity_id: Id
     behaviour: str = Field(min_length=1, max_length=32, examples=["share"])
     business_key: str = Field(
         min_length=1, max_length=64, description="What makes two reports one, e.g. a payment id."

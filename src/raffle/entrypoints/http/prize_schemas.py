@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from raffle.domain.awards import AwardKind
-from raffle.domain.fulfilment import MAX_CODES_PER_IMPORT, AccessGrant, Address, PoolStats, Shipment
+from raffle.domain.fulfilment import (
+    CODE_MAX,
+    MAX_CODES_PER_IMPORT,
+    AccessGrant,
+    Address,
+    PoolStats,
+    Shipment,
+)
+from raffle.entrypoints.http.bounds import UserId
 from raffle.service.wins import WonPrize
 
 
@@ -53,7 +62,7 @@ class ShipmentsOut(BaseModel):
 
 
 class ShipIn(BaseModel):
-    user_id: str = Field(min_length=1, max_length=32, description="The winner (see the list).")
+    user_id: UserId = Field(description="The winner (see the list).")
     tracking: str | None = Field(None, max_length=64, description="The carrier's number.")
 
 
@@ -89,7 +98,9 @@ class GrantOut(BaseModel):
 
 
 class CodesIn(BaseModel):
-    codes: list[str] = Field(min_length=1, max_length=MAX_CODES_PER_IMPORT)
+    codes: list[Annotated[str, Field(max_length=CODE_MAX)]] = Field(
+        min_length=1, max_length=MAX_CODES_PER_IMPORT
+    )
 
 
 class PoolOut(BaseModel):

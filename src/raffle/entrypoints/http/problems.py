@@ -32,6 +32,7 @@ from raffle.domain.users import (
     NameTaken,
     NotAuthenticated,
     RateLimited,
+    UnknownUser,
 )
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
@@ -57,6 +58,7 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownStrategy: 404,
     PrizeNotFound: 404,
     UnknownWin: 404,
+    UnknownUser: 404,
     NotFailed: 409,
     NotDeliverable: 422,
     ActivityNotOpen: 409,

@@ -11,6 +11,7 @@ from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
 from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
+from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.draw import DrawResult
@@ -194,9 +195,13 @@ class HistoryOut(BaseModel):
 
 
 class TopUpIn(BaseModel):
-    user_id: str = Field(min_length=1, max_length=32)
-    sku: int
+    user_id: UserId
+    sku: Id
     out_business_no: str = Field(min_length=1, max_length=64)
+    open_account: bool = Field(
+        False,
+        description="Credit a user id that has no account yet (else 404 `unknown_user`).",
+    )
 
 
 class TopUpOut(BaseModel):

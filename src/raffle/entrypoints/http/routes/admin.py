@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Body, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import Response
 
 from raffle.adapters.campaign_file import parse_campaign
+from raffle.entrypoints.http.bounds import ActivityId
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
@@ -58,8 +61,8 @@ async def import_campaign(
     responses=documented(401, 403, 404, 409, 422),
 )
 async def transition(
-    activity_id: int,
-    action: str,
+    activity_id: ActivityId,
+    action: Annotated[str, Path(max_length=16, examples=["submit"])],
     request: Request,
     session: AdminSession,
     key: IdempotencyKey,
@@ -81,11 +84,12 @@ async def grant(
     body: TopUpIn, request: Request, session: AdminSession, key: IdempotencyKey, raffle: RaffleDep
 ) -> Response:
     """Credit a user's chances from a SKU after a purchase elsewhere, once per
-    `out_business_no`: a repeat answers `credited: false` and changes nothing."""
+    `out_business_no`: a repeat answers `credited: false` and changes nothing. A user id
+    with no account is a 404 `unknown_user` unless `open_account` is true."""
 
     async def run() -> TopUpOut:
         result = await top_up(
-            TopUp(body.user_id, body.sku, body.out_business_no),
+            TopUp(body.user_id, body.sku, body.out_business_no, body.open_account),
             catalogue=raffle.catalogue,
             config=raffle.uow,
             shards=raffle.shards,
@@ -99,7 +103,7 @@ async def grant(
 
 @router.get("/activities/{activity_id}/reconciliation", responses=documented(401, 403, 404))
 async def reconciliation(
-    activity_id: int, session: AdminSession, raffle: RaffleDep
+    activity_id: ActivityId, session: AdminSession, raffle: RaffleDep
 ) -> list[PrizeDriftOut]:
     """Each stocked prize: configured stock, claimed units, award rows and what the counter
     holds. `drift` 0 and `oversold` 0 is a healthy activity (with no draw in flight)."""

@@ -12,6 +12,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from raffle.adapters.campaign_writer import campaign_document, write_campaign
+from raffle.entrypoints.http.bounds import ActivityId
 from raffle.entrypoints.http.deps import AdminSession, RaffleDep
 from raffle.entrypoints.http.problems import documented
 from raffle.service.campaign_export import export_campaign
@@ -52,7 +53,7 @@ async def export(
 
 @router.get("/activities/{activity_id}/draws-over-time", responses=documented(401, 403, 404, 422))
 async def draws_per_minute(
-    activity_id: int,
+    activity_id: ActivityId,
     session: AdminSession,
     raffle: RaffleDep,
     minutes: int = Query(60, ge=1, le=MAX_MINUTES),

@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from raffle.bootstrap import Raffle
 from raffle.domain.users import RateLimited
+from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.deps import (
     IDEMPOTENCY_KEY,
     bearer,
@@ -32,7 +33,7 @@ from raffle.service.draw import Draw, draw
 
 PATH = "/api/activities/{activity_id}/draws"
 
-_ACTIVITY_ID = TypeAdapter(int)  # the path parameter, read as FastAPI reads an `int` one
+_ACTIVITY_ID = TypeAdapter(Id)  # the path parameter, read as FastAPI reads an `Id` one
 
 
 async def draw_once(request: Request) -> Response:
