@@ -16,12 +16,16 @@ from raffle.entrypoints.http.routes import (
     auth,
     campaigns,
     delivery,
+    docs,
     draw,
     engagement,
     pages,
     player,
     prizes,
 )
+
+JSON = "application/json"
+UP = {"status": "ok"}
 
 
 def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
@@ -47,17 +51,20 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         version="0.1.0",
         summary="Marketing raffles with exact, published odds and no oversell.",
         lifespan=lifespan,
+        docs_url=None,  # routes/docs.py serves it, offline
+        redoc_url=None,  # ReDoc's script would come from a CDN
         # the draw first, tried before any other route: it is the hot one (see routes/draw.py)
         routes=[draw.route],
     )
     app.state.raffle = raffle
     problems.install(app)
     openapi.install(app, draw.document)
-    for module in (player, auth, admin, campaigns, engagement, prizes, delivery, pages):
+    for module in (player, auth, admin, campaigns, engagement, prizes, delivery, pages, docs):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
 
-    @app.get("/api/health", tags=["ops"])
+    @app.get("/api/health", tags=["ops"], responses={200: {"content": {JSON: {"example": UP}}}})
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 

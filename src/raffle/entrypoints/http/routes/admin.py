@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from raffle.adapters.campaign_file import parse_campaign
 from raffle.entrypoints.http.bounds import ActivityId
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.examples import CAMPAIGN
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import (
@@ -27,7 +28,7 @@ from raffle.service.reconcile import stock_report
 
 router = APIRouter(prefix="/api/admin", tags=["operator"])
 
-CAMPAIGN_EXAMPLE = "awards: []\nstrategies: []\n"
+MAX_CAMPAIGN = 16 * 1024 * 1024  # characters: ten thousand codes a pool leave room to spare
 
 
 @router.post("/campaigns", response_model=LoadedOut, responses=documented(401, 403, 409, 422))
@@ -36,7 +37,7 @@ async def import_campaign(
     session: AdminSession,
     key: IdempotencyKey,
     raffle: RaffleDep,
-    text: str = Body(media_type="application/yaml", examples=[CAMPAIGN_EXAMPLE]),
+    text: str = Body(media_type="application/yaml", max_length=MAX_CAMPAIGN, examples=[CAMPAIGN]),
 ) -> Response:
     """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
 

@@ -11,8 +11,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from raffle.domain.draws import Win
+from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import ActivityId, Id, OrderId
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
 from raffle.service.delivery import delivery_counts, failed_deliveries, resend
@@ -29,6 +31,8 @@ class DeliveryErrorOut(BaseModel):
 
 
 class WinOut(BaseModel):
+    model_config = examples_of(examples.WIN)
+
     order_id: str
     user_id: str
     activity_id: int
@@ -53,6 +57,8 @@ class WinOut(BaseModel):
 
 
 class DeliveryCountsOut(BaseModel):
+    model_config = examples_of(examples.DELIVERY_COUNTS)
+
     records: int
     created: int
     completed: int
@@ -62,6 +68,8 @@ class DeliveryCountsOut(BaseModel):
 
 
 class PrizeDeliveriesOut(BaseModel):
+    model_config = examples_of(examples.PRIZE_DELIVERIES)
+
     award_id: int
     kind: str
     stock: int | None
