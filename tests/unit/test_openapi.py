@@ -86,7 +86,7 @@ def test_ids_are_bounded_to_positive_64_bit_integers(document: dict[str, Any]) -
     assert top_up["user_id"]["maxLength"] == 32
 
 
-def test_every_string_and_list_a_request_carries_is_bounded(document: dict[str, Any]) -> None:
+def test_every_number_string_and_list_a_request_carries_is_bounded(document: dict[str, Any]) -> None:
     components = document["components"]["schemas"]
 
     def unbounded(schema: dict[str, Any], where: str) -> list[str]:
@@ -98,6 +98,10 @@ def test_every_string_and_list_a_request_carries_is_bounded(document: dict[str, 
         kind = schema.get("type")
         if kind == "string" and schema.get("maxLength") is None and "enum" not in schema:
             found += [] if "pattern" in schema or "format" in schema else [where]
+        if kind in ("integer", "number"):
+            low = "minimum" in schema or "exclusiveMinimum" in schema
+            high = "maximum" in schema or "exclusiveMaximum" in schema
+            found += [] if low and high else [where]
         if kind == "array":
             found += [] if "maxItems" in schema else [where]
             found += unbounded(schema.get("items", {}), f"{where}[]")
