@@ -161,6 +161,11 @@ async def test_bad_input_gets_a_clear_error_and_changes_nothing(api: Api) -> Non
         "/api/auth/login", content=b"{not json", headers={"content-type": "application/json"}
     )
     assert (malformed.status_code, malformed.json()["code"]) == (422, "invalid_input")
+    undecodable = await c.post(
+        "/api/auth/login", content=b"\xff\xfe{", headers={"content-type": "application/json"}
+    )
+    assert (undecodable.status_code, undecodable.json()["code"]) == (400, "malformed_request")
+    assert undecodable.headers["content-type"] == PROBLEM
     no_token = await c.post(f"/api/activities/{ACTIVITY}/draws")
     assert (no_token.status_code, no_token.json()["code"]) == (401, "not_authenticated")
     expired = await c.post(
