@@ -220,9 +220,9 @@ def _items(data: Any, report: Callable[[Location, str], None]) -> Items:
             except ValidationError as error:
                 for e in error.errors():
                     report((name, i, *e["loc"]), e["msg"])
-    for pool, raw in sections.code_pools.items():
+    for j, (pool, raw) in enumerate(sections.code_pools.items()):
         try:
-            items["code_pools"].append((0, CodePool(pool, tuple(CODES.validate_python(raw)))))
+            items["code_pools"].append((j, CodePool(pool, tuple(CODES.validate_python(raw)))))
         except ValidationError as error:
             for e in error.errors():
                 report(("code_pools", pool, *e["loc"]), e["msg"])
