@@ -86,7 +86,9 @@ def test_ids_are_bounded_to_positive_64_bit_integers(document: dict[str, Any]) -
     assert top_up["user_id"]["maxLength"] == 32
 
 
-def test_every_number_string_and_list_a_request_carries_is_bounded(document: dict[str, Any]) -> None:
+def test_every_number_string_and_list_a_request_carries_is_bounded(
+    document: dict[str, Any],
+) -> None:
     components = document["components"]["schemas"]
 
     def unbounded(schema: dict[str, Any], where: str) -> list[str]:
