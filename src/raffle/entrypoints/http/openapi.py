@@ -64,14 +64,17 @@ def security(document: Document, scheme: SecurityBase) -> list[dict[str, list[st
 
 def complete(document: Document) -> None:
     """Every operation: its problems as problem+json (RFC 9457) with an example each, the
-    refusals any operation can meet (a malformed body 400, invalid input 422, a part that
-    did not answer 503), and the example of each schema it takes and answers lifted into it."""
+    refusals any operation can meet (a malformed body 400, no session 401, invalid input
+    422, a part that did not answer 503), and the example of each schema it takes and
+    answers lifted into it."""
     ref = schema_ref(document, Problem)
     components = document["components"]["schemas"]
     for operation in _operations(document):
         responses = operation["responses"]
         if "requestBody" in operation:
             responses.setdefault("400", {})
+        if operation.get("security"):
+            responses.setdefault("401", {})
         if "requestBody" in operation or operation.get("parameters"):
             responses.setdefault("422", {})
         responses.setdefault("503", {})
