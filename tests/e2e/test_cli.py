@@ -12,6 +12,7 @@ from rich.cells import cell_len
 
 from raffle.adapters.passwords import PasswordHasher
 from raffle.entrypoints.cli import main
+from tests.unit.test_campaign_file import FIVE_MISTAKES, FIVE_PROBLEMS
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 BIG_MARKET = str(EXAMPLES / "big-market.yaml")
@@ -95,6 +96,22 @@ def test_an_invalid_file_is_refused_with_lines_and_changes_nothing(
         assert db.execute("select count(*) from strategy").fetchone() == (0,)
     finally:
         db.close()
+
+
+def test_load_lists_every_problem_of_a_file_with_its_line(cli: CliRunner, tmp_path: Path) -> None:
+    bad = tmp_path / "five.yaml"
+    bad.write_text(FIVE_MISTAKES, encoding="utf-8")
+    result = cli.invoke(main, ["load", str(bad)])
+    assert result.exit_code == 2
+    listed = [line.strip() for line in result.stderr.splitlines()[1:]]
+    assert len(listed) == len(FIVE_PROBLEMS), result.stderr
+    for shown, (line, message) in zip(listed, FIVE_PROBLEMS, strict=True):
+        assert shown.startswith(f"line {line}: "), shown
+        assert message in shown, shown
+    bad.write_text("awards: [\n  {id: 1\n", encoding="utf-8")
+    result = cli.invoke(main, ["load", str(bad)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[1].strip().startswith("line 3: ")
 
 
 def test_bad_settings_are_refused_at_start(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,7 +49,7 @@ class World:
 
     async def top_up(self, user: str = "alice", business_no: str = "p-1") -> TopUpResult:
         return await top_up(
-            TopUp(user, SKU, business_no),
+            TopUp(user, SKU, business_no, open_account=True),
             catalogue=self.catalogue,
             config=self.uow,
             shards=self.shards,

@@ -57,6 +57,10 @@ class RateLimited(RaffleError):
         self.retry_after = retry_after
 
 
+class UnknownUser(RaffleError):
+    code = "unknown_user"
+
+
 class InvalidInput(RaffleError):
     code = "invalid_input"
 

@@ -17,6 +17,7 @@ from raffle.entrypoints.http.routes import (
     auth,
     campaigns,
     delivery,
+    docs,
     draw,
     engagement,
     health,
@@ -49,14 +50,17 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         version="0.1.0",
         summary="Marketing raffles with exact, published odds and no oversell.",
         lifespan=lifespan,
+        docs_url=None,  # routes/docs.py serves it, offline
+        redoc_url=None,  # ReDoc's script would come from a CDN
         # the draw first, tried before any other route: it is the hot one (see routes/draw.py)
         routes=[draw.route],
     )
     app.state.raffle = raffle
     problems.install(app)
     openapi.install(app, draw.document)
-    routers = (player, auth, admin, accounts, campaigns, engagement, prizes, delivery, pages)
+    routers = (player, auth, admin, accounts, campaigns, engagement, prizes, delivery, pages, docs)
     for module in (*routers, health):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     return app

@@ -10,7 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from raffle.bootstrap import Raffle
 from raffle.domain.users import NotAuthenticated, Session
 from raffle.service.auth import authenticate, require_admin
-from raffle.service.idempotency import check_key
+from raffle.service.idempotency import MAX_KEY, check_key
 
 bearer = HTTPBearer(auto_error=False, description="The token `POST /api/auth/login` returned.")
 
@@ -72,7 +72,11 @@ AdminSession = Annotated[Session, Depends(get_admin)]
 
 IDEMPOTENCY_KEY = "Any unique string: a retry with it replays the first answer."
 
-IdempotencyHeader = Annotated[str | None, Header(description=IDEMPOTENCY_KEY)]
+# The length is checked by check_key (422 invalid_idempotency_key), as on the draw's own route.
+IdempotencyHeader = Annotated[
+    str | None,
+    Header(description=IDEMPOTENCY_KEY, json_schema_extra={"minLength": 1, "maxLength": MAX_KEY}),
+]
 
 
 async def get_idempotency_key(idempotency_key: IdempotencyHeader = None) -> str | None:

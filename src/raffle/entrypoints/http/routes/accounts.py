@@ -9,7 +9,9 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from raffle.domain.users import User, UserStatus
+from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
 from raffle.service import accounts
@@ -20,6 +22,8 @@ UserId = Annotated[str, Path(min_length=1, max_length=32, examples=["alice"])]
 
 
 class AccountStatusOut(BaseModel):
+    model_config = examples_of(examples.ACCOUNT_STATUS)
+
     id: str
     is_admin: bool
     status: UserStatus

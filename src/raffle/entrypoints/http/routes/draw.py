@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from raffle.bootstrap import Raffle
 from raffle.domain.users import RateLimited
+from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.deps import (
     IDEMPOTENCY_KEY,
     bearer,
@@ -26,13 +27,15 @@ from raffle.entrypoints.http.deps import (
     session_of,
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
-from raffle.entrypoints.http.openapi import Document, problems, schema_ref, security
+from raffle.entrypoints.http.openapi import Document, schema_ref, security
+from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
 from raffle.service.draw import Draw, draw
+from raffle.service.idempotency import MAX_KEY
 
 PATH = "/api/activities/{activity_id}/draws"
 
-_ACTIVITY_ID = TypeAdapter(int)  # the path parameter, read as FastAPI reads an `int` one
+_ACTIVITY_ID = TypeAdapter(Id)  # the path parameter, read as FastAPI reads an `Id` one
 
 
 async def draw_once(request: Request) -> Response:
@@ -94,7 +97,12 @@ def document(openapi: Document) -> None:
                 "in": "header",
                 "required": False,
                 "description": IDEMPOTENCY_KEY,
-                "schema": {"type": "string", "title": "Idempotency-Key"},
+                "schema": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_KEY,
+                    "title": "Idempotency-Key",
+                },
             },
         ],
         "responses": {
@@ -102,7 +110,7 @@ def document(openapi: Document) -> None:
                 "description": "Successful Response",
                 "content": {"application/json": {"schema": schema_ref(openapi, DrawOut)}},
             },
-            **problems(openapi, 401, 404, 409, 422, 429, 503),
+            **{str(s): r for s, r in documented(401, 404, 409, 422, 429, 503).items()},
         },
     }
     openapi["paths"].setdefault(PATH, {})["post"] = operation
