@@ -16,6 +16,7 @@ from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
+from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.randomness import SystemRandomSource
@@ -78,12 +79,21 @@ class Raffle:
     rng: RandomSource = field(default_factory=SystemRandomSource)
     redis: Redis | None = None
     redis_commands: SharedPipeline | None = None  # the hot commands' shared round trips
+    metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
 
     def delivery(self) -> DeliveryContext:
-        return DeliveryContext(self.catalogue, self.uow, self.shards, self.clock, self.hints)
+        return DeliveryContext(
+            self.catalogue, self.uow, self.shards, self.clock, self.hints, self.metrics
+        )
+
+    def pools(self) -> dict[str, AsyncEngine]:
+        """The engines by their pool's name in metrics: db0 the configuration database, db1…
+        the other shard databases, stock the claims' own pool."""
+        databases = len(self.settings.database_urls)
+        return {f"db{i}" if i < databases else "stock": e for i, e in enumerate(self.engines)}
 
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up."""
@@ -167,6 +177,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         redis_commands=commands,
         claims=claims.counts if claims else None,
         ledger=claims,
+        metrics=PrometheusMetrics(),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -64,6 +64,19 @@ class Settings(BaseSettings):
     # The compensation job publishes again what is still unpublished this long after its
     # row was last touched; above the publish timeout, so it never races a live relay.
     republish_after_seconds: float = 60.0
+
+    # Logs (entrypoints/logs.py): a line per request and per job run, on stderr; `auto` is
+    # for people on a terminal (stderr a TTY), JSON for a collector otherwise.
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["auto", "json", "console"] = "auto"
+    # `raffle worker` serves its metrics (deliveries, relay, jobs) on this port, on `host`,
+    # when set; API processes serve theirs at /metrics.
+    worker_metrics_port: int | None = None
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
 
     @field_validator("database_url")
     @classmethod

@@ -472,6 +472,11 @@ class FakeOutbox:
     async def add(self, message: OutboxMessage) -> None:
         self.s.outbox.append(message)
 
+    async def backlog(self) -> tuple[int, datetime | None]:
+        """Nothing is published here: every message waits."""
+        oldest = min((m.created_at for m in self.s.outbox), default=None)
+        return len(self.s.outbox), oldest
+
 
 class FakePoints:
     def __init__(self, store: ShardStore) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import sys
 import tempfile
 import unicodedata
@@ -24,7 +23,7 @@ from raffle.bootstrap import bootstrap
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import RaffleError
 from raffle.domain.rules import DrawContext
-from raffle.entrypoints import serving, worker
+from raffle.entrypoints import logs, serving, worker
 from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
 from raffle.service.simulation import Simulation, simulate
@@ -101,12 +100,14 @@ def worker_command(relay: bool, consumers: bool, jobs: bool) -> None:
         raffle = bootstrap(settings)
         try:
             await raffle.start()
+            if settings.worker_metrics_port is not None:
+                raffle.metrics.serve(settings.host, settings.worker_metrics_port)
             click.echo("raffle worker running", err=True)
             await worker.run(raffle, worker.Parts(relay, consumers, jobs))
         finally:
             await raffle.close()
 
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    logs.configure(settings)
     with contextlib.suppress(KeyboardInterrupt):
         # uvloop, as `raffle serve` runs on: its socket writes and callbacks are C, and a
         # worker is mostly round trips to the databases and the broker (~15 % less CPU per
