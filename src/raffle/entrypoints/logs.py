@@ -9,6 +9,7 @@ from collections.abc import MutableMapping
 from typing import Any, TextIO
 
 import structlog
+from structlog.tracebacks import ExceptionDictTransformer
 from structlog.typing import Processor
 
 from raffle.settings import Settings
@@ -29,10 +30,19 @@ def configure(settings: Settings, stream: TextIO | None = None) -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _Pid(os.getpid()),  # which of several worker processes wrote it
     ]
+    # Tracebacks without the frames' local variables: they hold request headers (tokens),
+    # passwords and settings (database URLs with theirs).
     ending: list[Processor] = (
-        [structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()]
+        [
+            structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False)),
+            structlog.processors.JSONRenderer(),
+        ]
         if as_json
-        else [structlog.dev.ConsoleRenderer(colors=terminal)]
+        else [
+            structlog.dev.ConsoleRenderer(
+                colors=terminal, exception_formatter=structlog.dev.plain_traceback
+            )
+        ]
     )
     structlog.configure(
         processors=[*shared, *ending],
