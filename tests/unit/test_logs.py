@@ -53,8 +53,7 @@ def test_a_terminal_gets_readable_lines_and_json_can_be_forced() -> None:
     logs.configure(Settings(log_format="auto"), terminal)
     structlog.get_logger().info("request", route="/api/x")
     assert "route" in terminal.getvalue()
-    with pytest.raises(ValueError):
-        json.loads(terminal.getvalue())
+    assert not terminal.getvalue().startswith("{")  # not JSON
     forced = Terminal()
     logs.configure(Settings(log_format="json"), forced)
     structlog.get_logger().info("request", route="/api/x")
