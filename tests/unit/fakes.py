@@ -676,6 +676,9 @@ class RecordingMetrics(Unmeasured):
     def refused_fast(self) -> None:
         self.counts["refused_fast",] += 1
 
+    def delivered(self, kind: str, result: str) -> None:
+        self.counts["delivered", kind, result] += 1
+
     def outbox(self, backlog: int, oldest_seconds: float) -> None:
         self.levels["backlog",] = backlog
         self.levels["oldest",] = oldest_seconds

@@ -9,7 +9,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from raffle.adapters.metrics import MULTIPROCESS, PrometheusMetrics, shared_between
+from raffle.domain.awards import Award, AwardKind
+from raffle.domain.draws import OutboxMessage
 from raffle.domain.quota import NoChances, QuotaPack
+from raffle.service.deliverers import DeliveryContext
+from raffle.service.delivery import deliver_together, won_message
 from raffle.service.gauges import measure
 from tests.unit.usecase_world import ACTIVITY, PRIZE, STRATEGY, world
 
@@ -28,6 +32,21 @@ async def test_draws_count_by_outcome_replays_do_not_and_fast_refusals_do() -> N
         ("drawn", ACTIVITY, "win"): 2,  # the stock
         ("drawn", ACTIVITY, "lose"): 2,  # then "thanks for playing"
         ("refused_fast",): 2,  # after the database's own first refusal
+    }
+
+
+async def test_each_delivery_attempt_counts_by_kind_and_result() -> None:
+    w = world(rate="1")
+    w.config.awards[PRIZE] = Award(PRIZE, AwardKind.POINTS, "points", "5")
+    won = [await w.draw() for _ in range(2)]
+    messages = [won_message(w.shards.store.wins[r.order_id], w.clock.now()) for r in won]
+    malformed = OutboxMessage("f" * 32, "award.won", "x", "{}", w.clock.now())
+    ctx = DeliveryContext(w.catalogue, w.uow, w.shards, w.clock, w.hints, w.metrics)
+    await deliver_together([*messages, malformed], ctx)
+    await deliver_together(messages[:1], ctx)  # delivered before: harmless, one attempt more
+    assert {k: n for k, n in w.metrics.counts.items() if k[0] == "delivered"} == {
+        ("delivered", "points", "delivered"): 3,
+        ("delivered", "unknown", "not_deliverable"): 1,
     }
 
 
