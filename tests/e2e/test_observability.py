@@ -288,3 +288,37 @@ def test_no_password_or_token_in_any_log_line(run: Run) -> None:
     for secret in run.secrets:
         assert secret not in log
     assert "Bearer" not in log
+
+
+def test_a_worker_serves_its_own_metrics_and_logs_its_job_runs(tmp_path: Path) -> None:
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("RAFFLE_")},
+        "RAFFLE_DATABASE_URL": f"sqlite:///{tmp_path / 'raffle.db'}",
+        "RAFFLE_WORKER_METRICS_PORT": str(port),
+        "RAFFLE_LOG_FORMAT": "json",
+        "RAFFLE_LOG_LEVEL": "debug",  # idle job runs too
+    }
+    migrated = subprocess.run([str(RAFFLE), "migrate"], env=env, capture_output=True, check=False)
+    assert migrated.returncode == 0, migrated.stderr
+    stderr = tmp_path / "worker.log"
+    with stderr.open("w") as log:
+        worker = subprocess.Popen([str(RAFFLE), "worker"], env=env, stderr=log)
+        try:
+            deadline = time.monotonic() + 240
+            while True:
+                try:
+                    shown = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+                    if 'raffle_jobs_total{job="advance",result="ok"}' in shown:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert worker.poll() is None, stderr.read_text()
+                assert time.monotonic() < deadline, "the worker served no job count in 240 s"
+                time.sleep(0.5)
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
+    jobs = [line for line in log_lines(stderr.read_text()) if line.get("event") == "job"]
+    assert {"advance", "compensate", "sweep"} <= {line["job"] for line in jobs}
+    assert all(isinstance(line["duration_ms"], float) for line in jobs)

@@ -1,5 +1,4 @@
-"""Metrics in Prometheus' text format, with prometheus-client; several processes of one host
-share theirs through the files of PROMETHEUS_MULTIPROC_DIR (entrypoints/metrics_folder.py)."""
+"""Metrics in Prometheus' text format with prometheus-client, shared by a host's processes."""
 
 from __future__ import annotations
 
