@@ -16,6 +16,7 @@ from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
+from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
@@ -80,12 +81,21 @@ class Raffle:
     redis: Redis | None = None
     redis_commands: SharedPipeline | None = None  # the hot commands' shared round trips
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
+    metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
 
     def delivery(self) -> DeliveryContext:
-        return DeliveryContext(self.catalogue, self.uow, self.shards, self.clock, self.hints)
+        return DeliveryContext(
+            self.catalogue, self.uow, self.shards, self.clock, self.hints, self.metrics
+        )
+
+    def pools(self) -> dict[str, AsyncEngine]:
+        """The engines by their pool's name in metrics: db0 the configuration database, db1…
+        the other shard databases, stock the claims' own pool."""
+        databases = len(self.settings.database_urls)
+        return {f"db{i}" if i < databases else "stock": e for i, e in enumerate(self.engines)}
 
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up."""
@@ -171,6 +181,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         claims=claims.counts if claims else None,
         ledger=claims,
         probes=_probes(settings, databases, redis, broker),
+        metrics=PrometheusMetrics(),
     )
 
 

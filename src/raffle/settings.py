@@ -76,6 +76,19 @@ class Settings(BaseSettings):
     # row was last touched; above the publish timeout, so it never races a live relay.
     republish_after_seconds: float = 60.0
 
+    # Logs (entrypoints/logs.py): a line per request and per job run, on stderr; `auto` is
+    # for people on a terminal (stderr a TTY), JSON for a collector otherwise.
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["auto", "json", "console"] = "auto"
+    # `raffle worker` serves its metrics (deliveries, relay, jobs) on this port, on `host`,
+    # when set; API processes serve theirs at /metrics.
+    worker_metrics_port: int | None = None
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, url: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ from raffle.adapters.rate_limits import MemoryRateLimiter
 from raffle.entrypoints.http.app import create_app
 from raffle.entrypoints.http.routes import draw as draw_route
 from tests.e2e.conftest import ACTIVITY, DEMO, Api
+from tests.raffle_process import server_errors
 from tests.unit.fakes import FakeClock
 
 PROBLEM = "application/problem+json"
@@ -295,8 +297,9 @@ async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
     assert [d["order_id"] for d in history] == [first.json()["order_id"]]
 
 
+@pytest.mark.server_errors
 async def test_an_unexpected_error_in_a_draw_answers_500_and_is_raised_to_the_server(
-    api: Api, monkeypatch: pytest.MonkeyPatch
+    api: Api, monkeypatch: pytest.MonkeyPatch, server_log: io.StringIO
 ) -> None:
     # A plain 500 for the client, and the error raised on for the server to log.
     alice = await api.login("pia")
@@ -312,6 +315,10 @@ async def test_an_unexpected_error_in_a_draw_answers_500_and_is_raised_to_the_se
     async with httpx.AsyncClient(transport=transport, base_url="http://raffle.test") as c:
         answer = await c.post(f"/api/activities/{ACTIVITY}/draws", headers=alice)
     assert (answer.status_code, answer.text) == (500, "Internal Server Error")
+    logged = server_errors(server_log.getvalue())  # what the e2e check fails other tests on
+    assert [(e["route"], e["status"], e["user_id"]) for e in logged] == [
+        ("/api/activities/{activity_id}/draws", 500, "pia")
+    ] * 2
 
 
 async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(

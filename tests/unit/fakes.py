@@ -26,6 +26,7 @@ from raffle.domain.strategy import Strategy
 from raffle.domain.users import User, UserStatus
 from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import Credit
+from raffle.service.ports.metrics import Unmeasured
 
 
 class FakeClock:
@@ -490,6 +491,11 @@ class FakeOutbox:
     async def add(self, message: OutboxMessage) -> None:
         self.s.outbox.append(message)
 
+    async def backlog(self) -> tuple[int, datetime | None]:
+        """Nothing is published here: every message waits."""
+        oldest = min((m.created_at for m in self.s.outbox), default=None)
+        return len(self.s.outbox), oldest
+
 
 class FakePoints:
     def __init__(self, store: ShardStore) -> None:
@@ -673,3 +679,27 @@ class FakePrizeStock:
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         return self.levels.get((strategy_id, award_id))
+
+
+@dataclass
+class RecordingMetrics(Unmeasured):
+    """What the service reported, by method and arguments; levels as last set."""
+
+    counts: Counter[tuple[object, ...]] = field(default_factory=Counter)
+    levels: dict[tuple[object, ...], float] = field(default_factory=dict)
+
+    def drawn(self, activity_id: int, outcome: str) -> None:
+        self.counts["drawn", activity_id, outcome] += 1
+
+    def refused_fast(self) -> None:
+        self.counts["refused_fast",] += 1
+
+    def delivered(self, kind: str, result: str) -> None:
+        self.counts["delivered", kind, result] += 1
+
+    def outbox(self, backlog: int, oldest_seconds: float) -> None:
+        self.levels["backlog",] = backlog
+        self.levels["oldest",] = oldest_seconds
+
+    def stock_left(self, strategy_id: int, award_id: int, left: int) -> None:
+        self.levels["stock", strategy_id, award_id] = left

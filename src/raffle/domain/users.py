@@ -69,10 +69,6 @@ class AccountLocked(RaffleError):
     code = "account_locked"
 
 
-class UnknownUser(RaffleError):
-    code = "unknown_user"
-
-
 def check_new_user(name: str, password: str) -> None:
     if not NAME.match(name):
         raise InvalidInput("name must be 3-32 letters, digits, '_', '.' or '-'")

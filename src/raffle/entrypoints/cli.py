@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -12,7 +11,7 @@ import click
 import uvloop
 
 from raffle.bootstrap import Raffle, bootstrap
-from raffle.entrypoints import serving, worker
+from raffle.entrypoints import logs, serving, worker
 from raffle.entrypoints.cli_common import (
     campaign_path,
     fail,
@@ -128,12 +127,14 @@ def worker_command(relay: bool, consumers: bool, jobs: bool) -> None:
         try:
             await require_services(raffle)
             await raffle.start()
+            if chosen.worker_metrics_port is not None:
+                raffle.metrics.serve(chosen.host, chosen.worker_metrics_port)
             click.echo("raffle worker running", err=True)
             await worker.run(raffle, worker.Parts(relay, consumers, jobs))
         finally:
             await raffle.close()
 
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    logs.configure(chosen)
     with contextlib.suppress(KeyboardInterrupt):
         # uvloop, as `raffle serve` runs on: its socket writes and callbacks are C, and a
         # worker is mostly round trips to the databases and the broker (~15 % less CPU per

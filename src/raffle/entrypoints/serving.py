@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
+from raffle.adapters import metrics
 from raffle.adapters.campaign_file import read_campaign
 from raffle.bootstrap import bootstrap
+from raffle.entrypoints import logs
 from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
 from raffle.settings import Settings
@@ -67,6 +69,12 @@ async def prepare_demo(settings: Settings) -> str:
 
 
 def serve(settings: Settings, workers: int = 1) -> None:
+    logs.configure(settings)  # this process's; each worker process's in http/main.create
+    with metrics.shared_between(workers):
+        _uvicorn(settings, workers)
+
+
+def _uvicorn(settings: Settings, workers: int) -> None:
     import uvicorn
 
     uvicorn.run(
@@ -76,6 +84,7 @@ def serve(settings: Settings, workers: int = 1) -> None:
         port=settings.port,
         workers=workers,
         log_level="warning",
-        access_log=False,  # nothing at "warning" anyway; this skips building its arguments
+        log_config=None,  # uvicorn's lines go through the root logger, as ours (logs.py)
+        access_log=False,  # ours is http/observe.AccessLog
         loop="uvloop",
     )

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
-from raffle.entrypoints.http import openapi, problems
+from raffle.entrypoints.http import observe, openapi, problems
 from raffle.entrypoints.http.routes import (
     accounts,
     admin,
@@ -56,6 +56,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         routes=[draw.route],
     )
     app.state.raffle = raffle
+    observe.install(app, raffle)  # a log line and metrics per request; GET /metrics
     problems.install(app)
     openapi.install(app, draw.document)
     routers = (player, auth, admin, accounts, campaigns, engagement, prizes, delivery, pages, docs)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from structlog.contextvars import bind_contextvars
 
 from raffle.bootstrap import Raffle
 from raffle.domain.users import NotAuthenticated, Session
@@ -38,7 +39,9 @@ def bearer_token(authorization: str | None) -> str:
 async def session_of(raffle: Raffle, authorization: str | None) -> Session:
     """The acting user: always from the session, never from the request's body or query."""
     token = bearer_token(authorization)
-    return await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
+    session = await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
+    bind_contextvars(user_id=session.user_id)  # on the request's log line (observe.py)
+    return session
 
 
 # HTTPBearer puts the scheme in the OpenAPI document; the header itself is read by

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
+import os
 
 from fastapi import FastAPI
 
+from raffle.adapters.metrics import forget_process
 from raffle.bootstrap import bootstrap
+from raffle.entrypoints import logs
 from raffle.entrypoints.http.app import create_app
 from raffle.settings import Settings
 
@@ -14,7 +18,10 @@ GC_YOUNG_THRESHOLD = 10_000  # CPython's default is 700
 
 
 def create() -> FastAPI:
-    app = create_app(bootstrap(Settings()))
+    settings = Settings()
+    logs.configure(settings)
+    atexit.register(forget_process, os.getpid())  # its pools leave the shared metrics
+    app = create_app(bootstrap(settings))
     _settle_garbage_collector()
     return app
 

@@ -25,6 +25,7 @@ from raffle.service.ports.draws import (
     DrawStore,
 )
 from raffle.service.ports.hints import ChanceHints, Holder, Look
+from raffle.service.ports.metrics import UNMEASURED, Metrics
 from raffle.service.ports.runtime import (
     Broker,
     Handler,
@@ -52,6 +53,7 @@ from raffle.service.ports.shards import (
 )
 
 __all__ = [
+    "UNMEASURED",
     "AccessGrantRepository",
     "ActivityRepository",
     "Attempt",
@@ -75,6 +77,7 @@ __all__ = [
     "Holder",
     "IdempotencyStore",
     "Look",
+    "Metrics",
     "OrderRepository",
     "OutboxRepository",
     "PackRepository",

@@ -18,7 +18,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from raffle.bootstrap import Raffle
-from raffle.domain.users import RateLimited
+from raffle.domain.errors import RaffleError
+from raffle.domain.users import InvalidInput, RateLimited
 from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.deps import (
     IDEMPOTENCY_KEY,
@@ -43,6 +44,17 @@ async def draw_once(request: Request) -> Response:
     draw keeps it on its order (in the draw's own transaction), and a retry gets the same
     order back, marked `Idempotent-Replayed: true`."""
     raffle: Raffle = request.app.state.raffle
+    try:
+        return await _draw(raffle, request)
+    except RaffleError as refused:
+        raffle.metrics.refused(refused.code)
+        raise
+    except RequestValidationError:
+        raffle.metrics.refused(InvalidInput.code)  # the code the error table answers it with
+        raise
+
+
+async def _draw(raffle: Raffle, request: Request) -> Response:
     session = await session_of(raffle, request.headers.get("Authorization"))
     activity_id = _activity_id(request.path_params["activity_id"])
     key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
@@ -57,6 +69,7 @@ async def draw_once(request: Request) -> Response:
         rng=raffle.rng,
         clock=raffle.clock,
         hints=raffle.hints,
+        metrics=raffle.metrics,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])
