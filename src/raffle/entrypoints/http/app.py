@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
 from raffle.entrypoints.http import openapi, problems
+from raffle.entrypoints.http.maintenance import Maintenance
 from raffle.entrypoints.http.routes import (
     accounts,
     admin,
@@ -23,6 +24,7 @@ from raffle.entrypoints.http.routes import (
     pages,
     player,
     prizes,
+    switches,
 )
 
 
@@ -35,14 +37,16 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        running = asyncio.create_task(worker.run(raffle, parts)) if scheduler else None
+        running = [asyncio.create_task(raffle.switches.watch())]
+        if scheduler:
+            running.append(asyncio.create_task(worker.run(raffle, parts)))
         try:
             yield
         finally:
-            if running is not None:
-                running.cancel()
+            for task in running:
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await running
+                    await task
 
     app = FastAPI(
         title="raffle",
@@ -53,10 +57,11 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         routes=[draw.route],
     )
     app.state.raffle = raffle
+    app.add_middleware(Maintenance, switches=raffle.switches)
     problems.install(app)
     openapi.install(app, draw.document)
-    routers = (player, auth, admin, accounts, campaigns, engagement, prizes, delivery, pages)
-    for module in (*routers, health):
+    routers = (player, auth, admin, accounts, switches, campaigns, engagement, prizes, delivery)
+    for module in (*routers, pages, health):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
     return app

@@ -50,6 +50,7 @@ from raffle.service.ports.shards import (
     TopUpRepository,
     WinRepository,
 )
+from raffle.service.ports.switches import SwitchNews, SwitchStore
 
 __all__ = [
     "AccessGrantRepository",
@@ -91,6 +92,8 @@ __all__ = [
     "SignInCalendar",
     "SkuRepository",
     "StrategyRepository",
+    "SwitchNews",
+    "SwitchStore",
     "TopUpRepository",
     "Transaction",
     "UnitOfWork",
