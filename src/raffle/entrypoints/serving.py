@@ -66,6 +66,9 @@ async def prepare_demo(settings: Settings) -> str:
     return password
 
 
+WORKER_STARTUP_SECONDS = 120
+
+
 def serve(settings: Settings, workers: int = 1) -> None:
     import uvicorn
 
@@ -78,4 +81,8 @@ def serve(settings: Settings, workers: int = 1) -> None:
         log_level="warning",
         access_log=False,  # nothing at "warning" anyway; this skips building its arguments
         loop="uvloop",
+        # A worker answers the supervisor's health check only once its imports are done; on
+        # a busy machine that took longer than uvicorn's 5 s, and the supervisor killed and
+        # started it again, for ever, with nothing in the log at "warning".
+        timeout_worker_healthcheck=WORKER_STARTUP_SECONDS,
     )
