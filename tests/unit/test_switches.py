@@ -3,6 +3,7 @@ and the use cases over a switch board (fakes for the store and the news)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from datetime import datetime
 from fractions import Fraction
@@ -209,3 +210,26 @@ async def test_the_board_reads_the_store_only_when_the_version_moved() -> None:
     await board.refresh()
     assert store.loads == 1
     assert board.current.maintenance
+
+
+class SilentNews(HeardNews):
+    """News that cannot be had (Redis down)."""
+
+    async def changes(self) -> AsyncIterator[None]:
+        raise ConnectionError("no Redis")
+        yield  # an async generator all the same
+
+
+async def test_without_news_the_board_looks_at_the_store_itself() -> None:
+    store = MemorySwitchStore()
+    board = SwitchBoard(store, SilentNews(), LIMITS)
+    changed = asyncio.Event()
+    board.listen(lambda before, now: changed.set())
+    await store.change("activity.7.draws", "off", "on", "root", datetime(2026, 1, 1))
+    watching = asyncio.create_task(board.watch())
+    try:
+        # A deadline for a failing run, not a speed bound.
+        await asyncio.wait_for(changed.wait(), timeout=30)
+    finally:
+        watching.cancel()
+    assert board.current.paused == {7}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 
@@ -49,9 +50,12 @@ class SwitchBoard:
             try:
                 async for _ in self.news.changes():
                     await self.refresh()
-            except Exception:  # a store or the news down: the snapshot stays, try again
-                log.warning("switches: refresh failed, retrying", exc_info=True)
+            except Exception:  # the news or the store down: the snapshot stays meanwhile
+                log.warning("switches: no news, looking again in a second", exc_info=True)
                 await asyncio.sleep(RETRY_SECONDS)
+                # Without news (Redis down), look at the store itself: a poll every second.
+                with contextlib.suppress(Exception):
+                    await self.refresh()
 
     def _apply(self, switches: Switches) -> None:
         before, self.current = self.current, switches
