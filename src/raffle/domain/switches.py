@@ -1,16 +1,4 @@
-"""Runtime switches (seed 001/003 降级开关, 动态配置): what operators change on a live service.
-
-A switch has a name and a text value; one not set has its default. The names:
-
-- `maintenance`: `on` refuses every write (read-only service), default `off`;
-- `activity.<id>.draws`: `off` pauses the activity's draws, default `on`;
-- `strategy.<id>.rule.weight`, `strategy.<id>.rule.lock.<award id>`: `off` takes the rule
-  out of the strategy, default `on`. Only rules the published odds show can be switched
-  (weight tiers, a prize's lock), so a switched-off rule is never a hidden change: the
-  published odds show the strategy without it;
-- `draws_per_second`, `registrations_per_hour`, `draw_batch_size`: a whole number, default the
-  setting of the same name.
-"""
+"""Runtime switches (seed 001/003 降级开关, 动态配置): what operators change on a live service."""
 
 from __future__ import annotations
 
@@ -22,6 +10,15 @@ from datetime import datetime
 from raffle.domain.errors import RaffleError, Unavailable
 from raffle.domain.strategy import Strategy
 
+# A switch has a name and a text value; one not set has its default. The names:
+# - `maintenance`: `on` refuses every write (read-only service), default `off`;
+# - `activity.<id>.draws`: `off` pauses the activity's draws, default `on`;
+# - `strategy.<id>.rule.weight`, `strategy.<id>.rule.lock.<award id>`: `off` takes the rule out
+#   of the strategy, default `on`. Only rules the published odds show can be switched (weight
+#   tiers, a prize's lock), so a switched-off rule is never a hidden change: the published
+#   odds show the strategy without it;
+# - `draws_per_second`, `registrations_per_hour`, `draw_batch_size`: a whole number, default
+#   the setting of the same name.
 ON, OFF = "on", "off"
 MAINTENANCE = "maintenance"
 LIMITS: dict[str, int] = {  # each limit and its largest value
