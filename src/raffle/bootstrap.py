@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from functools import partial
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
@@ -30,12 +31,15 @@ from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatches
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
+from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
+from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
 from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
+from raffle.domain.switches import LIMITS, Switches
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.draw_batch import BatchedDraws
@@ -55,6 +59,7 @@ from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
 from raffle.service.stock_sync import ClaimLedger
+from raffle.service.switchboard import SwitchBoard
 from raffle.settings import Settings
 
 
@@ -74,6 +79,7 @@ class Raffle:
     calendar: SignInCalendar
     broker: Broker
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
+    switches: SwitchBoard  # operators' runtime switches, as this process sees them
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
@@ -98,10 +104,12 @@ class Raffle:
         return {f"db{i}" if i < databases else "stock": e for i, e in enumerate(self.engines)}
 
     async def start(self) -> None:
-        """Connect and check the databases answer, so a bad URL fails at start-up."""
+        """Connect and check the databases answer, so a bad URL fails at start-up; read the
+        switches (`switches.watch()` keeps them fresh)."""
         for engine in self.engines:
             async with engine.connect():
                 pass
+        await self.switches.refresh()
 
     async def close(self) -> None:
         await self.broker.close()
@@ -129,6 +137,14 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     hints: ChanceHints
     redis = _redis(settings.redis_url) if settings.redis_url else None
     shards = sql_shards(databases, settings.shard_tables, settings.draw_batch_size)
+    news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis)
+    switches = SwitchBoard(SqlSwitchStore(config), news, {n: getattr(settings, n) for n in LIMITS})
+    catalogue = Catalogue(
+        uow,
+        ttl=settings.catalogue_ttl_seconds,
+        rules_off=lambda strategy_id: switches.current.rules_off.get(strategy_id, frozenset()),
+    )
+    switches.listen(partial(_apply_switches, catalogue, shards))
     claims: SqlStockClaims | None = None
     commands: SharedPipeline | None = None
 
@@ -167,7 +183,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         settings=settings,
         engines=engines,
         clock=clock,
-        catalogue=Catalogue(uow, ttl=settings.catalogue_ttl_seconds),
+        catalogue=catalogue,
         shards=shards,
         stock=stock,
         sessions=sessions,
@@ -176,6 +192,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         calendar=calendar,
         broker=broker,
         hints=hints,
+        switches=switches,
         redis=redis,
         redis_commands=commands,
         claims=claims.counts if claims else None,
@@ -201,6 +218,15 @@ def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1
         mariadb = MariaDrawBatches(engines, tables, draw_batch_size)
         return SqlShards(engines, tables, draws=BatchedDraws(mariadb))
     return SqlShards(engines, tables)
+
+
+def _apply_switches(catalogue: Catalogue, shards: Shards, before: Switches, now: Switches) -> None:
+    """What keeps its own copy of a switch: the engines, made without switched-off rules;
+    the draw store's batch size."""
+    if now.rules_off != before.rules_off:
+        catalogue.forget()
+    if (size := now.limits["draw_batch_size"]) != before.limits["draw_batch_size"]:
+        shards.draws.resize(size)
 
 
 def _engine(url: str, settings: Settings) -> AsyncEngine:

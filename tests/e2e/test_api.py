@@ -325,7 +325,11 @@ async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     auth = await api.login("pete")
-    api.raffle.settings = api.raffle.settings.model_copy(update={"draws_per_second": 2})
+    root = await api.login("root", admin=True)
+    limit = await api.client.put(
+        "/api/admin/switches/draws_per_second", json={"value": "2"}, headers=root
+    )
+    assert limit.status_code == 200, limit.text
     # The limiter's clock stands still: the three draws fall in one second of it however slow
     # they are (on the real clock, draws slow enough let the window end before the third).
     monkeypatch.setattr(api.raffle, "limiter", MemoryRateLimiter(FakeClock()))

@@ -68,6 +68,9 @@ async def prepare_demo(settings: Settings) -> str:
     return password
 
 
+WORKER_STARTUP_SECONDS = 120
+
+
 def serve(settings: Settings, workers: int = 1) -> None:
     logs.configure(settings)  # this process's; each worker process's in http/main.create
     with metrics.shared_between(workers):
@@ -87,4 +90,8 @@ def _uvicorn(settings: Settings, workers: int) -> None:
         log_config=None,  # uvicorn's lines go through the root logger, as ours (logs.py)
         access_log=False,  # ours is http/observe.AccessLog
         loop="uvloop",
+        # A worker answers the supervisor's health check only once its imports are done; on
+        # a busy machine that took longer than uvicorn's 5 s, and the supervisor killed and
+        # started it again, for ever, with nothing in the log at "warning".
+        timeout_worker_healthcheck=WORKER_STARTUP_SECONDS,
     )

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
 from raffle.entrypoints.http import observe, openapi, problems
+from raffle.entrypoints.http.maintenance import Maintenance
 from raffle.entrypoints.http.routes import (
     accounts,
     admin,
@@ -24,6 +25,7 @@ from raffle.entrypoints.http.routes import (
     pages,
     player,
     prizes,
+    switches,
 )
 
 
@@ -36,14 +38,16 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        running = asyncio.create_task(worker.run(raffle, parts)) if scheduler else None
+        running = [asyncio.create_task(raffle.switches.watch())]
+        if scheduler:
+            running.append(asyncio.create_task(worker.run(raffle, parts)))
         try:
             yield
         finally:
-            if running is not None:
-                running.cancel()
+            for task in running:
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await running
+                    await task
 
     app = FastAPI(
         title="raffle",
@@ -56,11 +60,12 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         routes=[draw.route],
     )
     app.state.raffle = raffle
-    observe.install(app, raffle)  # a log line and metrics per request; GET /metrics
+    app.add_middleware(Maintenance, switches=raffle.switches)
+    observe.install(app, raffle)  # outside Maintenance: its 503s are logged and counted too
     problems.install(app)
     openapi.install(app, draw.document)
-    routers = (player, auth, admin, accounts, campaigns, engagement, prizes, delivery, pages, docs)
-    for module in (*routers, health):
+    routers = (player, auth, admin, accounts, switches, campaigns, engagement, prizes, delivery)
+    for module in (*routers, pages, docs, health):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")

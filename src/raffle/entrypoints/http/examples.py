@@ -15,6 +15,16 @@ ORDER = "0k9c2q1v7m3x8d4f"
 CREDENTIALS: Example = {"name": "alice", "password": "correct horse battery"}
 USER: Example = {"id": "alice", "is_admin": False}
 ACCOUNT_STATUS: Example = {**USER, "status": "locked"}
+SWITCH: Example = {"name": "activity.100301.draws", "value": "off", "default": "on"}
+SWITCH_IN: Example = {"value": "off"}
+SWITCH_CHANGE: Example = {
+    "version": 7,
+    "name": "activity.100301.draws",
+    "old": "on",
+    "new": "off",
+    "actor": "operator",
+    "at": WHEN,
+}
 HEALTH: Example = {"status": "ok"}
 READY: Example = {"status": "ready", "services": {"database": "ok", "redis": "ok"}}
 UNREADY: Example = {"status": "unready", "services": {"database": "ok", "redis": "down"}}

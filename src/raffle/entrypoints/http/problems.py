@@ -26,6 +26,7 @@ from raffle.domain.fulfilment import (
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
+from raffle.domain.switches import InvalidSwitch
 from raffle.domain.users import (
     AccountLocked,
     Forbidden,
@@ -77,6 +78,7 @@ STATUS: dict[type[RaffleError], int] = {
     IllegalShipment: 409,
     CodePoolEmpty: 409,
     RateLimited: 429,
+    InvalidSwitch: 422,
     Unavailable: 503,
     InvalidPoints: 422,
     InvalidBehaviour: 422,
@@ -116,7 +118,7 @@ def problem_of(error: RaffleError) -> Problem:
     if isinstance(error, RateLimited):
         extra["retry_after"] = error.retry_after
     if isinstance(error, Unavailable):
-        extra["retry_after"] = 1
+        extra["retry_after"] = error.retry_after
     if isinstance(error, InvalidCampaignFile):
         extra["errors"] = [
             {"line": p.line, "at": p.where, "message": p.message} for p in error.problems

@@ -51,6 +51,7 @@ from raffle.service.ports.shards import (
     TopUpRepository,
     WinRepository,
 )
+from raffle.service.ports.switches import SwitchNews, SwitchStore
 
 __all__ = [
     "UNMEASURED",
@@ -94,6 +95,8 @@ __all__ = [
     "SignInCalendar",
     "SkuRepository",
     "StrategyRepository",
+    "SwitchNews",
+    "SwitchStore",
     "TopUpRepository",
     "Transaction",
     "UnitOfWork",

@@ -215,3 +215,32 @@ campaign_load = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("loads", BigInteger, nullable=False),
 )
+
+# Runtime switches an operator set (domain/switches.py); one not here has its default.
+switch = Table(
+    "switch",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(16), nullable=False),
+)
+
+# One row: every switch change moves `version` on, in its transaction. Processes poll it,
+# and its row lock makes changes take turns, so each audit row's old value is exact.
+switch_version = Table(
+    "switch_version",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
+)
+
+# Every change: who, when, old and new value, at which version.
+switch_change = Table(
+    "switch_change",
+    metadata,
+    Column("version", BigInteger, primary_key=True, autoincrement=False),
+    Column("name", String(64), nullable=False),
+    Column("old_value", String(16), nullable=False),
+    Column("new_value", String(16), nullable=False),
+    Column("actor", String(32), nullable=False),
+    Column("changed_at", UtcDateTime, nullable=False),
+)

@@ -17,7 +17,7 @@ router = APIRouter(prefix="/api/auth", tags=["auth"])
 @router.post("/register", status_code=201, responses=documented(409, 422, 429))
 async def register(body: Credentials, request: Request, raffle: RaffleDep) -> UserOut:
     """A new player account. Names are 3-32 letters, digits, `_ . -`; passwords ≥ 8."""
-    limit = raffle.settings.registrations_per_hour
+    limit = raffle.switches.current.limits["registrations_per_hour"]
     if wait := await raffle.limiter.hit(f"register-ip:{client_ip(request)}", limit, 3600):
         raise RateLimited("too many accounts registered from this address", wait)
     user = await auth.register(body.name, body.password, raffle.uow(), raffle.hasher)

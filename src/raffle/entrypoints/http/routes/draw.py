@@ -33,6 +33,7 @@ from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
 from raffle.service.draw import Draw, draw
 from raffle.service.idempotency import MAX_KEY
+from raffle.service.refusals import paused
 
 PATH = "/api/activities/{activity_id}/draws"
 
@@ -58,7 +59,9 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
     session = await session_of(raffle, request.headers.get("Authorization"))
     activity_id = _activity_id(request.path_params["activity_id"])
     key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
-    limit = raffle.settings.draws_per_second
+    switches = raffle.switches.current
+    paused(switches, activity_id)
+    limit = switches.limits["draws_per_second"]
     if wait := await raffle.limiter.hit(f"draw:{session.user_id}", limit, 1):
         raise RateLimited(f"at most {limit} draws per second", wait)
     result = await draw(
