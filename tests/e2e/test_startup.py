@@ -113,3 +113,12 @@ def test_serve_listens_where_told_and_answers_live_and_ready(tmp_path: Path) -> 
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_serve_refuses_several_workers_on_sqlite(tmp_path: Path) -> None:
+    redis = f"redis://{_nothing_at()}/0"  # refused before any service is tried
+    line = _one_line(_raffle(tmp_path, "serve", "--workers", "2", RAFFLE_REDIS_URL=redis))
+    assert line.endswith(
+        "more than one worker needs PostgreSQL or MariaDB (RAFFLE_DATABASE_URL is SQLite)"
+    )
+    assert not (tmp_path / "raffle.db").exists()  # nothing was made

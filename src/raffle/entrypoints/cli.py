@@ -71,6 +71,10 @@ def serve(host: str | None, port: int | None, workers: int) -> None:
         # Without Redis, stock and rate limits are counted in the process: two processes
         # would each hand out the whole stock.
         fail("more than one worker needs RAFFLE_REDIS_URL (stock is counted in-process)")
+    if workers > 1 and chosen.database_url.startswith("sqlite"):
+        # SQLite has one writer: the processes' draws and relays wait on each other's lock
+        # until it times out ("database is locked").
+        fail("more than one worker needs PostgreSQL or MariaDB (RAFFLE_DATABASE_URL is SQLite)")
 
     async def check() -> None:
         raffle = bootstrap(chosen)
@@ -137,8 +141,7 @@ def worker_command(relay: bool, consumers: bool, jobs: bool) -> None:
     logs.configure(chosen)
     with contextlib.suppress(KeyboardInterrupt):
         # uvloop, as `raffle serve` runs on: its socket writes and callbacks are C, and a
-        # worker is mostly round trips to the databases and the broker (~15 % less CPU per
-        # delivery in bench/delivery.py).
+        # worker is mostly round trips to the databases and the broker (bench/delivery.py).
         run(work, loop_factory=uvloop.new_event_loop)
 
 

@@ -29,9 +29,9 @@ def create() -> FastAPI:
 def _settle_garbage_collector() -> None:
     """What start-up made (modules, the routes, the SQLAlchemy and pydantic machinery: most
     of the heap, for the life of the process) is frozen: full collections stop walking it
-    (they took ~6 % of a draw's CPU, each ~120 ms with the event loop stopped, several
-    times in 15 s at a peak: most of the draws' p99). The young generation, a request's
-    short-lived objects, is collected less often. Only in the server's worker processes:
+    (each stops the event loop, several times a minute at a peak: most of the draws' p99,
+    bench/README.md). The young generation, a request's short-lived objects, is collected
+    less often. Only in the server's worker processes:
     tests make many apps."""
     gc.collect()
     gc.freeze()

@@ -196,8 +196,8 @@ class DrawOut(BaseModel):
 
 def draw_json(r: DrawResult, award: Award) -> str:
     """`DrawOut.of(r, award).model_dump_json()`, byte for byte, without building the model:
-    the answer to every draw, where pydantic was ~1 % of the request (tests/unit/test_schemas
-    holds the two together). Strings go through the json module's C escaping, which pydantic
+    the answer to every draw, the hot route (tests/unit/test_schemas holds the two
+    together). Strings go through the json module's C escaping, which pydantic
     matches with non-ASCII left as it is."""
     points = "null" if r.points is None else r.points
     return (
