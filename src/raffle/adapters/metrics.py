@@ -33,6 +33,8 @@ class PrometheusMetrics:
     set, activities, prizes and kinds come from the configuration, reasons are codes."""
 
     def __init__(self) -> None:
+        self._answers: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        self._drawn: dict[tuple[int, str], Counter] = {}
         # A registry per instance, not the global one: tests wire many applications.
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self._requests = Counter(
@@ -117,12 +119,21 @@ class PrometheusMetrics:
         )
 
     def answered(self, method: str, route: str, status: int, seconds: float) -> None:
-        method = method if method in METHODS else "other"
-        self._requests.labels(method, route, status).inc()
-        self._latency.labels(method, route).observe(seconds)
+        # Every request: each labelled child found once (labels() checks and converts its
+        # values on each call), then only its value written.
+        if (children := self._answers.get((method, route, status))) is None:
+            label = method if method in METHODS else "other"
+            children = self._answers[method, route, status] = (
+                self._requests.labels(label, route, status),
+                self._latency.labels(label, route),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
     def drawn(self, activity_id: int, outcome: str) -> None:
-        self._draws.labels(activity_id, outcome).inc()
+        if (child := self._drawn.get((activity_id, outcome))) is None:
+            child = self._drawn[activity_id, outcome] = self._draws.labels(activity_id, outcome)
+        child.inc()
 
     def refused(self, reason: str) -> None:
         self._refusals.labels(reason).inc()

@@ -42,6 +42,9 @@ class AccessLog:
         self.app = app
         self.metrics = metrics
         self._templates: dict[object, str] | None = None  # route path by endpoint
+        # Bound once, as logging is configured now: the module's proxy builds a logger anew
+        # on each call (so that tests may configure logging again).
+        self._log = log.bind()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -67,7 +70,7 @@ class AccessLog:
             seconds = time.perf_counter() - started
             method, route = scope["method"], self._route(scope)
             self.metrics.answered(method, route, status, seconds)
-            (log.error if status >= 500 else log.info)(
+            (self._log.error if status >= 500 else self._log.info)(
                 "request",
                 method=method,
                 route=route,
