@@ -50,7 +50,14 @@ def test_both_catalogues_hold_every_key_the_page_uses() -> None:
         "prize_state": {s.value for s in WinState},
         "shipment": {s.value for s in ShipmentState},
         "address": {"name", "phone", "region", "line", "postcode"},
-        "problem": {"not_authenticated", "rate_limited", "no_chances", "activity_not_open"},
+        "problem": {
+            "not_authenticated",
+            "rate_limited",
+            "no_chances",
+            "activity_not_open",
+            "draws_paused",  # an operator switched the draws off
+            "maintenance",
+        },
     }
     assert made == set(values)
     for prefix, expected in values.items():
