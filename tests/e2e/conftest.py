@@ -28,18 +28,22 @@ from tests.raffle_process import server_errors
 DEMO = Path(__file__).parents[2] / "examples" / "big-market.yaml"
 ACTIVITY = 100301
 PASSWORD = "correct horse battery"
+ISSUED: set[str] = set()  # every session token Api.login was given, over the whole suite
 
 
 def _no_server_errors(request: pytest.FixtureRequest, log: str) -> None:
     if request.node.get_closest_marker("server_errors") is None and (errors := server_errors(log)):
         pytest.fail(f"the server answered {len(errors)} request(s) with a 5xx: {errors}")
+    leaked = [s for s in (PASSWORD, "Bearer", *ISSUED) if s in log]
+    if leaked:
+        pytest.fail(f"a password or token reached the log: {len(leaked)} of them")
 
 
 @pytest.fixture(autouse=True)
 def server_log(request: pytest.FixtureRequest) -> Iterator[io.StringIO]:
     """The log lines of in-process servers during the test, as JSON; the test fails on a
     request answered with a 5xx unless marked `server_errors` (one that answers it on
-    purpose)."""
+    purpose), and on a password or session token in any line."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     stream = io.StringIO()
@@ -79,7 +83,8 @@ class Api:
             "/api/auth/login", json={"name": name, "password": PASSWORD}
         )
         assert answer.status_code == 200, answer.text
-        return {"Authorization": f"Bearer {answer.json()['token']}"}
+        ISSUED.add(token := answer.json()["token"])
+        return {"Authorization": f"Bearer {token}"}
 
 
 @pytest.fixture
