@@ -121,13 +121,17 @@ class DrawBatches(Protocol):
 
     size: int  # the most draws in one batch
     sizes: Counter[int]  # batches begun so far, by their size
-    failed: int  # batches rolled back on an error (their draws went again, one per batch)
 
     def lane(self, user_id: str) -> int:
         """The lane of the database that holds `user_id`'s rows."""
         ...
 
     def begin(self, lane: int) -> DrawBatch: ...
+
+    @property
+    def failed(self) -> int:
+        """Batches rolled back on an error (their draws went again, one per batch)."""
+        ...
 
     async def close(self) -> None:
         """Close the connections the lanes keep between batches."""

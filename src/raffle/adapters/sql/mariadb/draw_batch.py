@@ -13,13 +13,12 @@ statements are in mariadb/draw_batch_sql.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.lanes import DrawLanes, by_table
 from raffle.adapters.sql.mariadb.draw_batch_sql import (
     REPLAY_AT,
     consume_sql,
@@ -29,7 +28,6 @@ from raffle.adapters.sql.mariadb.draw_batch_sql import (
     wins_sql,
 )
 from raffle.adapters.sql.mariadb.lane import LaneConnections, LaneTransaction, Statement
-from raffle.adapters.sql.shards import route
 from raffle.adapters.sql.tables.draw_rows import (
     aware,
     naive,
@@ -46,31 +44,6 @@ from raffle.service.ports import Chance, Claim
 Drawn = tuple[RaffleOrder, Win, OutboxMessage]
 
 
-class MariaDrawBatches:
-    """A lane per shard database, with its own connections (mariadb/lane)."""
-
-    def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
-        self._connections = tuple(LaneConnections(engine) for engine in engines)
-        self.tables = tables  # shard tables per database
-        self.size = size
-        self.sizes: Counter[int] = Counter()
-        self.failed = 0
-        self.lanes: object = None  # the service's (draw_batch.DrawLanes)
-
-    def lane(self, user_id: str) -> int:
-        return route(user_id, len(self._connections), self.tables)[0]
-
-    def begin(self, lane: int) -> MariaDrawBatch:
-        return MariaDrawBatch(self._connections[lane], self)
-
-    async def close(self) -> None:
-        for connections in self._connections:
-            await connections.close()
-
-    def table(self, user_id: str) -> int:
-        return route(user_id, len(self._connections), self.tables)[1]
-
-
 class MariaDrawBatch(LaneTransaction):
     def __init__(self, lane: LaneConnections, batches: MariaDrawBatches) -> None:
         super().__init__(lane)
@@ -82,23 +55,6 @@ class MariaDrawBatch(LaneTransaction):
         self._taken: dict[int, tuple[int, int]] = {}
         self._drawn: list[Drawn] = []
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._batches.failed += exc is not None
-        await super().__aexit__(exc_type, exc, tb)
-
-    def _by_table(self, draws: Iterable[int]) -> dict[int, list[int]]:
-        """The draws by shard table, in the order every batch locks rows in: by table, and
-        in a table by user."""
-        tables: dict[int, list[int]] = {}
-        for n in sorted(draws, key=lambda n: self._claims[n][0]):
-            tables.setdefault(self._table(self._claims[n][0]), []).append(n)
-        return dict(sorted(tables.items()))
-
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
@@ -106,7 +62,7 @@ class MariaDrawBatch(LaneTransaction):
         self._claims, self._taken, self._drawn = claims, {}, []
         statements = [
             (consume_sql(index, len(draws)), [v for n in draws for v in (n, *claims[n])])
-            for index, draws in self._by_table(range(len(claims))).items()
+            for index, draws in by_table(claims, self._table, range(len(claims))).items()
         ]
         chances = dict(self._chance(row) for rows in await self.send(statements) for row in rows)
         return [chances[n] for n in range(len(claims))]
@@ -135,7 +91,7 @@ class MariaDrawBatch(LaneTransaction):
     async def open_accounts(self, welcomes: Mapping[int, QuotaPack]) -> dict[int, QuotaAccount]:
         if any(pack.chances <= 0 for pack in welcomes.values()):
             raise ValueError("a welcome pack opened in a batch has a chance in every limit")
-        tables = self._by_table(welcomes)
+        tables = by_table(self._claims, self._table, welcomes)
         statements: list[Statement] = []
         for index, draws in tables.items():
             # Opened with the whole pack: the draw's chance is taken from it at the commit.
@@ -169,7 +125,7 @@ class MariaDrawBatch(LaneTransaction):
         await self.finish([*self._takes(), *self._records()])
 
     def _takes(self) -> Iterable[Statement]:
-        for index, draws in self._by_table(self._taken).items():
+        for index, draws in by_table(self._claims, self._table, self._taken).items():
             accounts, days, months = take_sql(index, len(draws))
             keys = [self._claims[n][:2] for n in draws]
             yield accounts, [v for key in keys for v in key]
@@ -188,6 +144,13 @@ class MariaDrawBatch(LaneTransaction):
             yield orders, [v for o, _, _ in rows for v in order_values(o, naive)]
             yield wins, [v for _, w, _ in rows for v in win_values(w, naive)]
             yield outbox, [v for _, _, m in rows for v in outbox_values(m, naive)]
+
+
+class MariaDrawBatches(DrawLanes[LaneConnections, MariaDrawBatch]):
+    """A lane per shard database, with its own connections (mariadb/lane)."""
+
+    def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
+        super().__init__(engines, tables, size, LaneConnections, MariaDrawBatch)
 
 
 def _whole(pack: QuotaPack) -> tuple[int, int, int, int]:

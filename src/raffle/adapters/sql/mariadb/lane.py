@@ -17,10 +17,10 @@ from typing import Any, Self
 
 import asyncmy
 from asyncmy.constants import CLIENT
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-KEEP = 2  # idle connections a lane keeps; more are closed when their batch ends
+from raffle.adapters.sql.lanes import KEEP, IdleConnections
+
 # As the engine's own (unit_of_work.create_engine): a batch locks the rows it reads and no
 # gaps, so that batches lock accounts in their one order only (see mariadb/draw_batch).
 _SESSION = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
@@ -28,47 +28,29 @@ _SESSION = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 Statement = tuple[str, Sequence[Any]]  # SQL with %s placeholders, and its values
 
 
-class LaneConnections:
-    """asyncmy connections to one database, made with the engine's URL and arguments, and
-    gone with the engine: disposing of it drops those left idle (if `close` was not
-    awaited first)."""
+class LaneConnections(IdleConnections[Any]):
+    """asyncmy connections to one database, made with the engine's URL and arguments."""
 
     def __init__(self, engine: AsyncEngine, *, keep: int = KEEP) -> None:
         args, kwargs = engine.dialect.create_connect_args(engine.url)
         kwargs["client_flag"] = kwargs.get("client_flag", 0) | CLIENT.MULTI_STATEMENTS
         kwargs.update(init_command=_SESSION, autocommit=True)
-        self._connect = partial(asyncmy.connect, *args, **kwargs)
-        self._keep = keep
-        self._idle: list[Any] = []
-        self._closed = False
-        event.listen(engine.sync_engine, "engine_disposed", lambda _engine: self._drop())
-
-    async def acquire(self) -> Any:
-        if self._closed:
-            raise RuntimeError("the lane's connections are closed")
-        while self._idle:
-            connection = self._idle.pop()
-            if connection.connected:  # the server may have ended it meanwhile
-                return connection
-        return await self._connect()
+        connect = partial(asyncmy.connect, *args, **kwargs)
+        super().__init__(engine, connect, _is_closed, asyncmy.Connection.close, keep=keep)
 
     def release(self, connection: Any, *, reusable: bool) -> None:
         """Back for the next batch; closed if not `reusable` (its state unknown: a statement
         cut short, a lost connection) or if enough are idle."""
-        if not reusable or self._closed or len(self._idle) >= self._keep:
+        if not reusable or not self.kept(connection):
             connection.close()
-        else:
-            self._idle.append(connection)
 
     async def close(self) -> None:
         """Close the idle connections; those of batches in flight close when they end."""
-        self._drop()
+        self.drop()
 
-    def _drop(self) -> None:
-        self._closed = True
-        idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()
+
+def _is_closed(connection: Any) -> bool:
+    return not connection.connected
 
 
 class LaneTransaction:
@@ -94,6 +76,7 @@ class LaneTransaction:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._lane.failed += exc is not None
         connection, self._raw = self._raw, None
         if connection is None:
             return

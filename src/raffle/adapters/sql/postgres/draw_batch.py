@@ -5,14 +5,13 @@ user); why, in docs/architecture.md. The statements are in postgres/draw_batch_s
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 import asyncpg
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.lanes import DrawLanes, by_table
 from raffle.adapters.sql.postgres.draw_batch_sql import (
     CLAIM_COLUMNS,
     REPLAY_AT,
@@ -24,7 +23,6 @@ from raffle.adapters.sql.postgres.draw_batch_sql import (
     wins_sql,
 )
 from raffle.adapters.sql.postgres.lane import LaneConnections, LaneTransaction
-from raffle.adapters.sql.shards import route
 from raffle.adapters.sql.tables.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
@@ -43,30 +41,6 @@ from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports import Chance, Claim
 
 
-class PgDrawBatches:
-    """A lane per shard database, with its own connections (postgres/lane)."""
-
-    def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
-        self._connections = tuple(LaneConnections(engine) for engine in engines)
-        self.tables = tables  # shard tables per database
-        self.size = size
-        self.sizes: Counter[int] = Counter()
-        self.failed = 0
-
-    def lane(self, user_id: str) -> int:
-        return route(user_id, len(self._connections), self.tables)[0]
-
-    def begin(self, lane: int) -> PgDrawBatch:
-        return PgDrawBatch(self._connections[lane], self)
-
-    async def close(self) -> None:
-        for connections in self._connections:
-            await connections.close()
-
-    def table(self, user_id: str) -> int:
-        return route(user_id, len(self._connections), self.tables)[1]
-
-
 class PgDrawBatch(LaneTransaction):
     def __init__(self, lane: LaneConnections, batches: PgDrawBatches) -> None:
         super().__init__(lane)
@@ -75,29 +49,13 @@ class PgDrawBatch(LaneTransaction):
         self._claims: Sequence[Claim] = ()
         self._taken: dict[int, tuple[bool, bool]] = {}  # by draw: its day, its month taken too
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._batches.failed += exc is not None
-        await super().__aexit__(exc_type, exc, tb)
-
-    def _by_table(self, draws: Iterable[int]) -> dict[int, list[int]]:
-        """The draws by shard table, in the order every batch locks rows in: by table, and
-        in a table by user (the lookups run in the order of the arrays)."""
-        tables: dict[int, list[int]] = {}
-        for n in sorted(draws, key=lambda n: self._claims[n][0]):
-            tables.setdefault(self._table(self._claims[n][0]), []).append(n)
-        return dict(sorted(tables.items()))
-
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
         self._batches.sizes[len(claims)] += 1
         self._claims, self._taken = claims, {}
-        tables = self._by_table(range(len(claims)))
+        # In the order every batch locks rows in: the lookups run in the order of the arrays.
+        tables = by_table(claims, self._table, range(len(claims)))
         args: list[list[Any]] = []
         for draws in tables.values():
             args += _arrays(len(CLAIM_COLUMNS), ((*claims[n], n) for n in draws))
@@ -127,7 +85,7 @@ class PgDrawBatch(LaneTransaction):
     async def open_accounts(self, welcomes: Mapping[int, QuotaPack]) -> dict[int, QuotaAccount]:
         if any(pack.chances <= 0 for pack in welcomes.values()):
             raise ValueError("a welcome pack opened in a batch has a chance in every limit")
-        tables = self._by_table(welcomes)
+        tables = by_table(self._claims, self._table, welcomes)
         args: list[list[Any]] = []
         for draws in tables.values():
             args += _arrays(len(WELCOME_COLUMNS), (self._welcome(n, welcomes[n]) for n in draws))
@@ -152,7 +110,8 @@ class PgDrawBatch(LaneTransaction):
     async def give_back(self, draws: Collection[int]) -> None:
         # Rare (a replay, the day's or month's limit reached, the stock out of reach): a
         # statement per draw, sent together (executemany), by primary key.
-        for table, back in self._by_table(n for n in draws if n in self._taken).items():
+        taken = (n for n in draws if n in self._taken)
+        for table, back in by_table(self._claims, self._table, taken).items():
             rows = [(*self._claims[n][:4], *self._taken.pop(n)) for n in back]
             await self.raw.executemany(give_back_sql(table), rows)
 
@@ -175,6 +134,13 @@ class PgDrawBatch(LaneTransaction):
             # A twin committed the key while this batch waited for its account's lock, after
             # the snapshot of consume's lookup: run again, the draw replays it.
             raise Contention("a draw with this Idempotency-Key was just recorded") from error
+
+
+class PgDrawBatches(DrawLanes[LaneConnections, PgDrawBatch]):
+    """A lane per shard database, with its own connections (postgres/lane)."""
+
+    def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
+        super().__init__(engines, tables, size, LaneConnections, PgDrawBatch)
 
 
 def _arrays(width: int, lines: Iterable[tuple[Any, ...]]) -> list[list[Any]]:

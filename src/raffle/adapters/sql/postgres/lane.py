@@ -10,63 +10,40 @@ from types import TracebackType
 from typing import Any, Self
 
 import asyncpg
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.lanes import KEEP, IdleConnections
 from raffle.adapters.sql.transaction import contention
 
-KEEP = 2  # idle connections a lane keeps; more are closed when their batch ends
 CLOSE_TIMEOUT_SECONDS = 5.0
 # SQLAlchemy's own connect arguments, not asyncpg's.
 _NOT_ASYNCPG = ("prepared_statement_cache_size", "prepared_statement_name_func", "async_creator_fn")
 
 
-class LaneConnections:
-    """asyncpg connections to one database, made with the engine's URL and arguments, and
-    gone with the engine: disposing of it drops those left idle (if `close` was not
-    awaited first)."""
+class LaneConnections(IdleConnections[Any]):
+    """asyncpg connections to one database, made with the engine's URL and arguments."""
 
     def __init__(self, engine: AsyncEngine, *, keep: int = KEEP) -> None:
         args, kwargs = engine.dialect.create_connect_args(engine.url)
         for name in _NOT_ASYNCPG:
             kwargs.pop(name, None)
-        self._connect = partial(asyncpg.connect, *args, **kwargs)
-        self._keep = keep
-        self._idle: list[Any] = []
-        self._closed = False
-        event.listen(engine.sync_engine, "engine_disposed", lambda _engine: self._drop())
-
-    async def acquire(self) -> Any:
-        if self._closed:
-            raise RuntimeError("the lane's connections are closed")
-        while self._idle:
-            connection = self._idle.pop()
-            if not connection.is_closed():  # the server may have ended it meanwhile
-                return connection
-        return await self._connect()
+        connect = partial(asyncpg.connect, *args, **kwargs)
+        super().__init__(
+            engine, connect, asyncpg.Connection.is_closed, asyncpg.Connection.terminate, keep=keep
+        )
 
     async def release(self, connection: Any, *, reusable: bool) -> None:
         """Back for the next batch; closed if not `reusable` (its state unknown: a statement
         cut short, a lost connection) or if enough are idle."""
         if not reusable or connection.is_closed():
             connection.terminate()
-        elif self._closed or len(self._idle) >= self._keep:
+        elif not self.kept(connection):
             await _close(connection)
-        else:
-            self._idle.append(connection)
 
     async def close(self) -> None:
         """Close the idle connections; those of batches in flight close when they end."""
-        self._closed = True
-        idle, self._idle = self._idle, []
-        for connection in idle:
+        for connection in self.closing():
             await _close(connection)
-
-    def _drop(self) -> None:
-        self._closed = True
-        idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.terminate()
 
 
 async def _close(connection: Any) -> None:
@@ -103,6 +80,7 @@ class LaneTransaction:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._lane.failed += exc is not None
         connection, self._raw = self._raw, None
         if connection is not None:
             reusable = False
