@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from functools import partial
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
+from raffle.adapters.redis_pipeline import LuaScript
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
 from raffle.domain.errors import Unavailable
 from raffle.service.ports import Clock
@@ -110,15 +110,15 @@ class RedisPrizeStock:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         claims: SqlStockClaims,
         stocks: ConfiguredStock,
         clock: Clock,
         *,
-        commands: SharedPipeline | None = None,
+        commands: RedisCommands,
     ) -> None:
         self._redis, self._claims, self._stocks, self._clock = redis, claims, stocks, clock
-        self._run = (commands or SharedPipeline(redis)).run
+        self._run = commands.run
         self._loading: dict[int, asyncio.Task[dict[int, int]]] = {}
 
     async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:

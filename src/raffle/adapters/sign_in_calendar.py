@@ -8,8 +8,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import date
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
+
+from raffle.adapters.redis_commands import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class RedisSignInCalendar:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         load: LoadMonth,
         *,
         ttl_seconds: int = 24 * 3600,
@@ -72,7 +73,7 @@ class RedisSignInCalendar:
     async def month(self, user_id: str, activity_id: int, month: date) -> frozenset[int]:
         key = self.key(user_id, activity_id, month)
         try:
-            bits = (await self._redis.bitfield(key).get("u32", 0).execute())[0]
+            bits = (await self._redis.execute_command("BITFIELD", key, "GET", "u32", 0))[0]
         except RedisError:
             log.warning("sign-in calendar unreadable in Redis; reading the database", exc_info=True)
             return await self._load(user_id, activity_id, month)
