@@ -153,7 +153,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
             return await configured_stock(lambda: SqlUnitOfWork(stock_engine), strategy_id)
 
         claims = SqlStockClaims(stock_engine)
-        stock = RedisPrizeStock(redis, claims, stocks, clock, commands=commands)
+        stock = RedisPrizeStock(commands, claims, stocks, clock)
         sessions = RedisSessionStore(redis, clock, commands=commands)
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)

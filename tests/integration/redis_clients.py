@@ -10,6 +10,10 @@ from typing import Any
 import pytest
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
@@ -27,19 +31,28 @@ def redis_client(kind: str, url: str, max_connections: int = 50, **options: Any)
     return Redis.from_pool(pool)
 
 
+def master(host: str, port: int) -> Redis:
+    """A client of a cluster's master, retrying as bootstrap's do."""
+    retry = Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3)
+    errors: list[type[Exception]] = [RedisConnectionError, RedisTimeoutError]
+    return Redis(host=host, port=port, retry=retry, retry_on_error=errors)
+
+
 def commands_of(client: RedisClient) -> RedisCommands:
     """The shared round trips on `client`, as bootstrap picks them for its deployment."""
     if isinstance(client, RedisCluster):
-        return ClusterCommands(client, lambda host, port: Redis(host=host, port=port))
+        return ClusterCommands(client, master)
     return SharedPipeline(client)
 
 
 @contextlib.asynccontextmanager
 async def connected(
-    request: pytest.FixtureRequest, kind: str
+    request: pytest.FixtureRequest, kind: str, url: str | None = None, **options: Any
 ) -> AsyncIterator[tuple[RedisClient, RedisCommands]]:
-    """A client of the session's Redis of `kind` and the shared round trips on it."""
-    client = redis_client(kind, str(request.getfixturevalue(f"{kind.replace('-', '_')}_url")))
+    """A client of the session's Redis of `kind` (or of `url`) and the shared round trips
+    on it; `options` for the client."""
+    url = url or str(request.getfixturevalue(f"{kind.replace('-', '_')}_url"))
+    client = redis_client(kind, url, **options)
     commands = commands_of(client)
     try:
         yield client, commands

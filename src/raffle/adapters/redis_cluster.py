@@ -65,25 +65,28 @@ class ClusterCommands:
         try:
             return await (await self._master(command[1])).execute(*command)
         except _ELSEWHERE:
-            return await self.cluster.execute_command(*command)
+            return await self._through_cluster(*command)
 
     async def run(self, script: LuaScript, keys: Sequence[str], args: Sequence[Arg]) -> Any:
         try:
             return await (await self._master(keys[0])).run(script, keys, args)
         except _ELSEWHERE:
             try:
-                return await self.cluster.execute_command(
-                    "EVALSHA", script.sha, len(keys), *keys, *args
-                )
+                return await self._through_cluster("EVALSHA", script.sha, len(keys), *keys, *args)
             except NoScriptError:  # the script did not run: sending it whole is safe
-                return await self.cluster.execute_command(
-                    "EVAL", script.body, len(keys), *keys, *args
-                )
+                return await self._through_cluster("EVAL", script.body, len(keys), *keys, *args)
 
     async def aclose(self) -> None:
         """Close the masters' clients (not the cluster client, which its owner closes)."""
-        masters, self._masters = list(self._masters.values()), {}
-        await asyncio.gather(*(master.redis.aclose() for master in masters))
+        await asyncio.gather(*(master.redis.aclose() for master in self._masters.values()))
+
+    async def _through_cluster(self, *command: Arg) -> Any:
+        """The command sent by the cluster client. A cluster it cannot reach at all is a
+        RedisError as one Redis out of reach is, which callers know how to take."""
+        try:
+            return await self.cluster.execute_command(*command)
+        except RedisClusterException as error:  # not a RedisError
+            raise RedisConnectionError(f"Redis Cluster out of reach: {error}") from error
 
     async def _master(self, key: Arg) -> SharedPipeline:
         await self.cluster.initialize()  # reads the map of slots once; then returns at once
