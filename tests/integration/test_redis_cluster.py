@@ -1,11 +1,13 @@
 """The shared round trips on a 3-master Redis Cluster: each master's commands go together,
 each caller gets its own reply or error, scripts survive flushed script caches, and a slot
-moved to another master is followed."""
+moved to another master is followed; bootstrap wires them when told to."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
@@ -14,6 +16,9 @@ from redis.exceptions import ResponseError
 
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_pipeline import LuaScript
+from raffle.bootstrap import bootstrap
+from raffle.domain.users import Session
+from raffle.settings import Settings
 from tests.integration.redis_clients import connected, master
 
 IN_FLIGHT = 500
@@ -108,3 +113,23 @@ async def _move(cluster: RedisCluster, slot: int, key: str, source: str, target:
             h, p = name.rsplit(":", 1)
             async with Redis(host=h, port=int(p)) as other:
                 await other.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+
+
+async def test_bootstrap_wires_the_cluster_when_the_setting_says_so(
+    redis_cluster_url: str, tmp_path: Path
+) -> None:
+    database = f"sqlite:///{tmp_path}/raffle.db"
+    raffle = bootstrap(
+        Settings(database_url=database, redis_url=redis_cluster_url, redis_cluster=True)
+    )
+    try:
+        assert isinstance(raffle.redis, RedisCluster)
+        assert isinstance(raffle.redis_commands, ClusterCommands)
+        await raffle.sessions.create(Session("alice", False, datetime.now(UTC)), "hash", 60)
+        touched = await raffle.sessions.touch("hash", 60)
+        assert touched is not None
+        assert touched.user_id == "alice"
+        assert raffle.redis_commands.commands == 1  # the touch, through a master's round trips
+    finally:
+        await raffle.redis.delete("raffle:session:hash")
+        await raffle.close()
