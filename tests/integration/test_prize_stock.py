@@ -163,6 +163,7 @@ async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
         f"{kind.replace('-', '_')}_server"
     )
     redis_server.start()  # a no-op unless an earlier test left it down
+    crashed = redis_server.pid
     # One immediate retry in the client, which replaces a pooled connection to the dead
     # server but not an outage: a command that meets the outage fails, and the caller
     # retries the whole take, as a draw would.
@@ -224,7 +225,10 @@ async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
                 await crasher
             redis_server.start()
 
-    assert errors > 0  # the crash was felt by takes in flight
+    assert redis_server.pid != crashed  # the crash was real: new servers, no data
+    # Felt by takes in flight; the cluster's commands wait out a short outage instead
+    # (ClusterCommands asks again while the masters come back).
+    assert errors > 0 or kind == "redis-cluster"
     assert loads >= 2  # the counter was lost and rebuilt from the claims
     claims = await _claims(engine)
     slots = [slot for slot, _ in claims]
