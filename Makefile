@@ -3,25 +3,35 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: install run demo simulate check lint types contracts unit chromium test bench format
+.PHONY: install run demo simulate check lint types contracts unit chromium deploy-check test bench format
 
+# Everything: the service, its tests and linters (dev) and simulate's p-value (stats).
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,stats]'
+	touch $@ $(VENV)/.runtime
+
+# The service's own dependencies only, for `make run` and `make demo`; an .venv that has
+# everything already has them.
+$(VENV)/.runtime: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
 	touch $@
 
 install: $(VENV)/.installed
 
 # The embedded default: SQLite in ./raffle.db, no servers; the demo campaign on first start.
-run: install
+run: $(VENV)/.runtime
 	$(BIN)/raffle serve
 
 # The same on a fresh temporary database with an operator account; prints each page's URL.
-demo: install
+demo: $(VENV)/.runtime
 	$(BIN)/raffle demo
 
-simulate: install
+simulate: $(VENV)/.runtime
+	$(PY) -m pip install --quiet -e '.[stats]'
 	$(BIN)/raffle simulate examples/big-market.yaml --draws 1000000 --draw-count 3
 
 check: lint types contracts unit
@@ -51,9 +61,20 @@ chromium:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		$(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; }
 
+# compose.yaml as Docker Compose reads it (Compose v2, or Debian's docker-compose, which needs
+# no Docker daemon), and the image built where a Docker daemon answers.
+COMPOSE := $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+deploy-check:
+	@command -v docker-compose >/dev/null || [ "$(COMPOSE)" = "docker compose" ] || { \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		$(SUDO) apt-get install -y -qq docker-compose >/dev/null; }
+	POSTGRES_PASSWORD=check REDIS_PASSWORD=check RABBITMQ_PASSWORD=check $(COMPOSE) config --quiet
+	@if docker info >/dev/null 2>&1; then docker build --quiet --tag raffle:check .; \
+	else echo "deploy-check: no Docker daemon here: the image is not built"; fi
+
 # Every check, then the integration, end-to-end and browser tiers against real servers.
 # Screenshots of the pages land in artifacts/screenshots/.
-test: check chromium
+test: check chromium deploy-check
 	$(BIN)/pytest tests/integration tests/e2e tests/browser -q
 
 bench: install

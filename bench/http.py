@@ -1363,6 +1363,12 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="draws of users with no chance left (each spent its one chance before): refusals/s",
     )
+    parser.add_argument(
+        "--request-log",
+        action="store_true",
+        help="the server logs a line per request (RAFFLE_LOG_LEVEL=info); without it the "
+        "level is warning, so draws are measured as before the request log existed",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers here")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir and databases")
     parser.add_argument("--tmpdir", type=Path, help="where the temp dir (and SQLite file) goes")
@@ -1446,6 +1452,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     env.update(backend.env())
     env["RAFFLE_DRAWS_PER_SECOND"] = "1000000"  # the per-user limit must not interfere
     env["RAFFLE_LOAD_DEMO"] = "false"
+    env["RAFFLE_LOG_LEVEL"] = "info" if args.request_log else "warning"
     if args.deliveries == "worker":
         env["RAFFLE_BROKER_URL"] = _loopback(args.broker_url)
     if args.pool_size:  # pools the connections each worker keeps (settings.py)
@@ -1458,6 +1465,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
             "shard_tables": backend.shard_tables,
             "redis": backend.redis_url is not None,
             "workers": args.workers,
+            "request_log": args.request_log,
             "deliveries": args.deliveries,
             "first_visits": args.first_visits,
             "refusals": args.refusals,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import subprocess
 import sys
 import time
@@ -25,3 +27,23 @@ def wait_until_serving(base: str, process: subprocess.Popen[Any], seconds: float
         assert process.poll() is None, "raffle exited"
         assert time.monotonic() < deadline, f"raffle did not answer within {seconds:.0f} s"
         time.sleep(0.2)
+
+
+def log_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON lines of a server's log (RAFFLE_LOG_FORMAT=json); other lines (a traceback
+    printed before logging was set up) are left out."""
+    lines = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            if isinstance(entry := json.loads(line), dict):
+                lines.append(entry)
+    return lines
+
+
+def server_errors(text: str) -> list[dict[str, Any]]:
+    """The request lines of a server's log that answered 5xx."""
+    return [
+        line
+        for line in log_lines(text)
+        if line.get("event") == "request" and int(line.get("status", 0)) >= 500
+    ]

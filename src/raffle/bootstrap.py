@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
+from functools import partial
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
@@ -19,8 +20,10 @@ from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
+from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
+from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
@@ -33,12 +36,15 @@ from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatches
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
+from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
+from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
 from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
+from raffle.domain.switches import LIMITS, Switches
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.draw_batch import BatchedDraws
@@ -58,6 +64,7 @@ from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
 from raffle.service.stock_sync import ClaimLedger
+from raffle.service.switchboard import SwitchBoard
 from raffle.settings import Settings
 
 Closing = list[Callable[[], Awaitable[None]]]
@@ -79,6 +86,7 @@ class Raffle:
     calendar: SignInCalendar
     broker: Broker
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
+    switches: SwitchBoard  # operators' runtime switches, as this process sees them
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
@@ -86,18 +94,30 @@ class Raffle:
     redis: RedisClient | None = None
     redis_commands: RedisCommands | None = None  # the hot commands' shared round trips
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
+    probes: list[Probe] = field(default_factory=list)  # each service it depends on
+    metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
 
     def delivery(self) -> DeliveryContext:
-        return DeliveryContext(self.catalogue, self.uow, self.shards, self.clock, self.hints)
+        return DeliveryContext(
+            self.catalogue, self.uow, self.shards, self.clock, self.hints, self.metrics
+        )
+
+    def pools(self) -> dict[str, AsyncEngine]:
+        """The engines by their pool's name in metrics: db0 the configuration database, db1…
+        the other shard databases, stock the claims' own pool."""
+        databases = len(self.settings.database_urls)
+        return {f"db{i}" if i < databases else "stock": e for i, e in enumerate(self.engines)}
 
     async def start(self) -> None:
-        """Connect and check the databases answer, so a bad URL fails at start-up."""
+        """Connect and check the databases answer, so a bad URL fails at start-up; read the
+        switches (`switches.watch()` keeps them fresh)."""
         for engine in self.engines:
             async with engine.connect():
                 pass
+        await self.switches.refresh()
 
     async def close(self) -> None:
         await self.broker.close()
@@ -127,6 +147,14 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     hints: ChanceHints
     redis, commands, closing = _redis(settings)
     shards = sql_shards(databases, settings.shard_tables, settings.draw_batch_size)
+    news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis)
+    switches = SwitchBoard(SqlSwitchStore(config), news, {n: getattr(settings, n) for n in LIMITS})
+    catalogue = Catalogue(
+        uow,
+        ttl=settings.catalogue_ttl_seconds,
+        rules_off=lambda strategy_id: switches.current.rules_off.get(strategy_id, frozenset()),
+    )
+    switches.listen(partial(_apply_switches, catalogue, shards))
     claims: SqlStockClaims | None = None
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
@@ -157,24 +185,28 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         sessions = RedisSessionStore(redis, clock, commands=commands)
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
+    broker = _broker(settings)
     return Raffle(
         settings=settings,
         engines=engines,
         clock=clock,
-        catalogue=Catalogue(uow, ttl=settings.catalogue_ttl_seconds),
+        catalogue=catalogue,
         shards=shards,
         stock=stock,
         sessions=sessions,
         limiter=limiter,
         idempotency=SqlIdempotencyStore(config, clock),
         calendar=calendar,
-        broker=_broker(settings),
+        broker=broker,
         hints=hints,
+        switches=switches,
         redis=redis,
         redis_commands=commands,
         closing=closing,
         claims=claims.counts if claims else None,
         ledger=claims,
+        probes=_probes(settings, databases, redis, broker),
+        metrics=PrometheusMetrics(),
     )
 
 
@@ -196,8 +228,34 @@ def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1
     return SqlShards(engines, tables)
 
 
+def _apply_switches(catalogue: Catalogue, shards: Shards, before: Switches, now: Switches) -> None:
+    """What keeps its own copy of a switch: the engines, made without switched-off rules;
+    the draw store's batch size."""
+    if now.rules_off != before.rules_off:
+        catalogue.forget()
+    if (size := now.limits["draw_batch_size"]) != before.limits["draw_batch_size"]:
+        shards.draws.resize(size)
+
+
 def _engine(url: str, settings: Settings) -> AsyncEngine:
     return create_engine(url, pool_size=settings.pool_size, max_overflow=settings.pool_overflow)
+
+
+def _probes(
+    settings: Settings, databases: list[AsyncEngine], redis: RedisClient | None, broker: Broker
+) -> list[Probe]:
+    """A probe per service, named after the setting that points at it."""
+    config, *shards = zip(settings.database_urls, databases, strict=True)
+    found = [Probe("database", "the database", "RAFFLE_DATABASE_URL", config[0], sql(config[1]))]
+    for number, (url, engine) in enumerate(shards, 1):
+        service = f"shard database {number}"
+        found.append(Probe(f"shard {number}", service, "RAFFLE_SHARD_URLS", url, sql(engine)))
+    if redis is not None and settings.redis_url is not None:
+        found.append(Probe("redis", "Redis", "RAFFLE_REDIS_URL", settings.redis_url, ping(redis)))
+    if isinstance(broker, RabbitBroker) and settings.broker_url is not None:
+        url = settings.broker_url
+        found.append(Probe("broker", "the broker", "RAFFLE_BROKER_URL", url, broker.ready))
+    return found
 
 
 def _broker(settings: Settings) -> Broker:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Literal, Self
+from urllib.parse import unquote, urlsplit
 
-from pydantic import field_validator, model_validator
+from pydantic import ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The async driver each kind of database URL is served by; plain URLs are accepted too.
@@ -16,12 +17,22 @@ _DRIVERS = {
     "mariadb": "mysql+asyncmy",
 }
 _SUPPORTED = set(_DRIVERS.values())
+# Passwords the servers' images, installers and tutorials come with: in production a URL
+# carrying one (or its own user name, as guest:guest does) is as open as one with none.
+_DEFAULT_PASSWORDS = frozenset({
+    "guest", "postgres", "mysql", "root", "redis", "raffle", "admin", "password", "secret",
+    "changeme", "changethis",
+})  # fmt: skip
 
 
 class Settings(BaseSettings):
     """Everything configurable. Nothing else in raffle reads the environment."""
 
     model_config = SettingsConfigDict(env_prefix="RAFFLE_", extra="forbid", frozen=True)
+
+    # `production` refuses to start on a default that must not reach production: the embedded
+    # SQLite file, or a server URL with no password or a well-known default one.
+    env: Literal["development", "production"] = "development"
 
     # The configuration database; with no shard URLs it also holds every user's rows.
     database_url: str = "sqlite+aiosqlite:///raffle.db"  # embedded default: a local file
@@ -68,6 +79,19 @@ class Settings(BaseSettings):
     # row was last touched; above the publish timeout, so it never races a live relay.
     republish_after_seconds: float = 60.0
 
+    # Logs (entrypoints/logs.py): a line per request and per job run, on stderr; `auto` is
+    # for people on a terminal (stderr a TTY), JSON for a collector otherwise.
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["auto", "json", "console"] = "auto"
+    # `raffle worker` serves its metrics (deliveries, relay, jobs) on this port, on `host`,
+    # when set; API processes serve theirs at /metrics.
+    worker_metrics_port: int | None = None
+
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
+
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, url: str) -> str:
@@ -110,7 +134,32 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _republish_after_publish(self) -> Self:
         if self.republish_after_seconds <= self.publish_timeout_seconds:
-            raise ValueError("republish_after_seconds must exceed publish_timeout_seconds")
+            raise ValueError(
+                "RAFFLE_REPUBLISH_AFTER_SECONDS must exceed RAFFLE_PUBLISH_TIMEOUT_SECONDS"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _fit_for_production(self) -> Self:
+        if self.env != "production":
+            return self
+        if self.database_url.startswith("sqlite"):
+            raise ValueError(
+                "RAFFLE_ENV=production needs RAFFLE_DATABASE_URL set to PostgreSQL or MariaDB, "
+                "not the embedded SQLite file"
+            )
+        servers = {
+            "RAFFLE_DATABASE_URL": [self.database_url],
+            "RAFFLE_SHARD_URLS": self.shard_urls.split(","),
+            "RAFFLE_REDIS_URL": [self.redis_url or ""],
+            "RAFFLE_BROKER_URL": [self.broker_url or ""],
+        }
+        for variable, urls in servers.items():
+            if any(url and not _has_own_password(url) for url in urls):
+                raise ValueError(
+                    f"RAFFLE_ENV=production refuses {variable} without a password of its own "
+                    "(none, or a well-known default): put one in the URL"
+                )
         return self
 
     @property
@@ -119,13 +168,54 @@ class Settings(BaseSettings):
         return [self.database_url, *(u for u in self.shard_urls.split(",") if u)]
 
 
+# What a value that does not parse should look like, by pydantic's error type.
+_EXPECTED = {
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_parsing": "a number",
+    "bool_parsing": "true or false",
+    "string_type": "text",
+}
+
+
+def problems(error: ValidationError) -> list[str]:
+    """Each problem of settings that did not validate, naming its environment variable and
+    the form expected (with the default as an example). Never the value: it may be a URL
+    with a password."""
+    return [_problem(e) for e in error.errors(include_url=False, include_input=False)]
+
+
+def _problem(error: Any) -> str:
+    if not error["loc"]:  # a check across settings: its message names them
+        return str(error["msg"]).removeprefix("Value error, ")
+    name = str(error["loc"][0])
+    variable = f"{Settings.model_config['env_prefix']}{name.upper()}"
+    if (expected := _EXPECTED.get(error["type"])) is None:
+        return f"{variable}: {str(error['msg']).removeprefix('Value error, ')}"
+    field = Settings.model_fields.get(name)
+    default = None if field is None else field.default
+    example = "" if default is None else f" (as in {variable}={_shown(default)})"
+    return f"{variable} must be {expected}{example}"
+
+
+def _shown(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _async_url(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
-        raise ValueError(f"database URL must look like scheme://…, got {url!r}")
+        raise ValueError("a database URL must look like scheme://…")
     scheme = _DRIVERS.get(scheme, scheme)
     if scheme not in _SUPPORTED:
         raise ValueError(
             f"unsupported database {scheme!r}; use sqlite, postgresql or mysql/mariadb"
         )
     return f"{scheme}://{rest}"
+
+
+def _has_own_password(url: str) -> bool:
+    parts = urlsplit(url)
+    password = unquote(parts.password or "").lower()
+    user = unquote(parts.username or "").lower()
+    return bool(password) and password != user and password not in _DEFAULT_PASSWORDS

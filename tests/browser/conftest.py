@@ -170,21 +170,27 @@ OpenTab = Callable[..., Tab]
 
 @pytest.fixture
 def tab(chromium: Browser) -> Iterator[OpenTab]:
-    """`tab(url, viewport=DESKTOP, time_zone=None)`: a page in a fresh context (its own
-    storage, so its own session), the console recorded; `time_zone` (e.g. "America/New_York")
-    is the browser's, the machine's if None."""
+    """`tab(url, viewport=DESKTOP, time_zone=None, locale="en-US")`: a page in a fresh context
+    (its own storage, so its own session), the console recorded; `time_zone` (e.g.
+    "America/New_York") is the browser's, the machine's if None; `locale` its language (the
+    player page speaks the browser's)."""
     opened: list[Tab] = []
-    yield lambda url, viewport=DESKTOP, time_zone=None: _open(
-        chromium, opened, url, viewport, time_zone
+    yield lambda url, viewport=DESKTOP, time_zone=None, locale="en-US": _open(
+        chromium, opened, url, viewport, time_zone, locale
     )
     for each in opened:
         each.page.context.close()
 
 
 def _open(
-    chromium: Browser, opened: list[Tab], url: str, viewport: ViewportSize, time_zone: str | None
+    chromium: Browser,
+    opened: list[Tab],
+    url: str,
+    viewport: ViewportSize,
+    time_zone: str | None,
+    locale: str,
 ) -> Tab:
-    context = chromium.new_context(viewport=viewport, timezone_id=time_zone)
+    context = chromium.new_context(viewport=viewport, timezone_id=time_zone, locale=locale)
     context.set_default_timeout(WAIT_MS)
     tab = Tab(context.new_page())
 

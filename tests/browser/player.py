@@ -1,14 +1,18 @@
 """Driving the player page (`/`, web/player.js) from browser tests; the operator-console tests
 use these to make a player win in an activity the operator created.
 
+The page speaks the browser's language; `tab()` opens it in an en-US browser, so the English
+names below hold (tests/browser/test_languages.py covers Chinese).
+
 The page's stable hooks, kept for these helpers:
 - login form `[data-testid=login]`: fields labelled "Name" and "Password", buttons "Log in"
   and "Register"; once in, `[data-testid=logout]` is in the header.
 - activity chooser `[data-testid=activity]` (a <select> of activity ids; the choice is kept in
   the URL hash `#/activity/ID`); the board `[data-testid=board]` names the activity shown in
   `data-activity`.
-- the board: `data-state` idle | spinning | done | error and `data-draws` (draws finished on
-  this page); cells `[data-testid=cell][data-award=ID]`, the lit one with class `lit`; the
+- the board: `data-state` idle | spinning | done | error, `data-draws` (draws finished on
+  this page) and `data-layout` grid | wheel; cells `[data-testid=cell][data-award=ID]` (on the
+  wheel, `[data-testid=sector]`), the lit one with class `lit`; the
   button `[data-testid=draw]`; `[data-testid=result]` names the prize won;
   `[data-testid=draw-reason]` says why the button is off.
 - `[data-testid=chances]` has `data-chances` (draws possible now), `data-total-left`,

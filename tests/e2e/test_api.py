@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ from raffle.adapters.rate_limits import MemoryRateLimiter
 from raffle.entrypoints.http.app import create_app
 from raffle.entrypoints.http.routes import draw as draw_route
 from tests.e2e.conftest import ACTIVITY, DEMO, Api
+from tests.raffle_process import server_errors
 from tests.unit.fakes import FakeClock
 
 PROBLEM = "application/problem+json"
@@ -117,6 +119,7 @@ async def test_one_key_sent_ten_times_at_once_draws_once(api: Api) -> None:
 
 async def test_a_key_reused_for_another_request_is_refused(api: Api) -> None:
     admin = {**await api.login("root", admin=True), "Idempotency-Key": "grant-1"}
+    await api.login("frank")
     body = {"user_id": "frank", "sku": 9011, "out_business_no": "order-1"}
     first = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
     again = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
@@ -160,6 +163,11 @@ async def test_bad_input_gets_a_clear_error_and_changes_nothing(api: Api) -> Non
         "/api/auth/login", content=b"{not json", headers={"content-type": "application/json"}
     )
     assert (malformed.status_code, malformed.json()["code"]) == (422, "invalid_input")
+    undecodable = await c.post(
+        "/api/auth/login", content=b"\xff\xfe{", headers={"content-type": "application/json"}
+    )
+    assert (undecodable.status_code, undecodable.json()["code"]) == (400, "malformed_request")
+    assert undecodable.headers["content-type"] == PROBLEM
     no_token = await c.post(f"/api/activities/{ACTIVITY}/draws")
     assert (no_token.status_code, no_token.json()["code"]) == (401, "not_authenticated")
     expired = await c.post(
@@ -204,6 +212,7 @@ async def test_operators_import_campaigns_and_run_the_workflow(api: Api) -> None
 
 async def test_operators_top_up_once_per_business_number(api: Api) -> None:
     admin = await api.login("root", admin=True)
+    await api.login("henry")
     body = {"user_id": "henry", "sku": 9011, "out_business_no": "order-77"}
     first = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
     again = await api.client.post("/api/admin/top-ups", headers=admin, json=body)
@@ -237,15 +246,17 @@ async def test_the_openapi_document_lists_every_route(api: Api) -> None:
     }
     problem = {"$ref": "#/components/schemas/Problem"}
     assert problems == dict.fromkeys(("401", "404", "409", "422", "429", "503"), problem)
-    # the draw's schemas, on their own, are the models' that FastAPI documents for other routes
+    # the draw's answer, on its own, is the model FastAPI documents for other routes
     alone: dict[str, Any] = {"paths": {}}
     draw_route.document(alone)
-    for name in ("DrawOut", "Problem"):
-        mine, fastapis = alone["components"]["schemas"][name], doc["components"]["schemas"][name]
-        assert (mine["required"], set(mine["properties"])) == (
-            fastapis["required"],
-            set(fastapis["properties"]),
-        )
+    mine, fastapis = (
+        alone["components"]["schemas"]["DrawOut"],
+        doc["components"]["schemas"]["DrawOut"],
+    )
+    assert (mine["required"], set(mine["properties"])) == (
+        fastapis["required"],
+        set(fastapis["properties"]),
+    )
 
 
 async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
@@ -266,7 +277,8 @@ async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
         (draws, {"Authorization": "bearer not-a-session"}, 401, "not_authenticated"),
         (draws, {}, 401, "not_authenticated"),
         ("/api/activities/424242/draws", alice, 404, "unknown_activity"),
-        ("/api/activities/-1/draws", alice, 404, "unknown_activity"),
+        ("/api/activities/-1/draws", alice, 422, "invalid_input"),
+        (f"/api/activities/{2**63}/draws", alice, 422, "invalid_input"),
         ("/api/activities/x/draws", alice, 422, "invalid_input"),
     ]:
         refused = await api.client.post(path, headers=headers)
@@ -285,8 +297,9 @@ async def test_a_refused_draw_is_a_problem_and_a_retried_one_replays_the_first(
     assert [d["order_id"] for d in history] == [first.json()["order_id"]]
 
 
+@pytest.mark.server_errors
 async def test_an_unexpected_error_in_a_draw_answers_500_and_is_raised_to_the_server(
-    api: Api, monkeypatch: pytest.MonkeyPatch
+    api: Api, monkeypatch: pytest.MonkeyPatch, server_log: io.StringIO
 ) -> None:
     # A plain 500 for the client, and the error raised on for the server to log.
     alice = await api.login("pia")
@@ -302,13 +315,21 @@ async def test_an_unexpected_error_in_a_draw_answers_500_and_is_raised_to_the_se
     async with httpx.AsyncClient(transport=transport, base_url="http://raffle.test") as c:
         answer = await c.post(f"/api/activities/{ACTIVITY}/draws", headers=alice)
     assert (answer.status_code, answer.text) == (500, "Internal Server Error")
+    logged = server_errors(server_log.getvalue())  # what the e2e check fails other tests on
+    assert [(e["route"], e["status"], e["user_id"]) for e in logged] == [
+        ("/api/activities/{activity_id}/draws", 500, "pia")
+    ] * 2
 
 
 async def test_a_player_drawing_too_fast_is_told_to_wait_and_spends_nothing(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     auth = await api.login("pete")
-    api.raffle.settings = api.raffle.settings.model_copy(update={"draws_per_second": 2})
+    root = await api.login("root", admin=True)
+    limit = await api.client.put(
+        "/api/admin/switches/draws_per_second", json={"value": "2"}, headers=root
+    )
+    assert limit.status_code == 200, limit.text
     # The limiter's clock stands still: the three draws fall in one second of it however slow
     # they are (on the real clock, draws slow enough let the window end before the third).
     monkeypatch.setattr(api.raffle, "limiter", MemoryRateLimiter(FakeClock()))

@@ -1,13 +1,18 @@
 """The `raffle` command line end to end, on the embedded SQLite default."""
 
 import json
+import re
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
+from rich.cells import cell_len
 
+from raffle.adapters.passwords import PasswordHasher
 from raffle.entrypoints.cli import main
+from tests.unit.test_campaign_file import FIVE_MISTAKES, FIVE_PROBLEMS
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 BIG_MARKET = str(EXAMPLES / "big-market.yaml")
@@ -93,6 +98,22 @@ def test_an_invalid_file_is_refused_with_lines_and_changes_nothing(
         db.close()
 
 
+def test_load_lists_every_problem_of_a_file_with_its_line(cli: CliRunner, tmp_path: Path) -> None:
+    bad = tmp_path / "five.yaml"
+    bad.write_text(FIVE_MISTAKES, encoding="utf-8")
+    result = cli.invoke(main, ["load", str(bad)])
+    assert result.exit_code == 2
+    listed = [line.strip() for line in result.stderr.splitlines()[1:]]
+    assert len(listed) == len(FIVE_PROBLEMS), result.stderr
+    for shown, (line, message) in zip(listed, FIVE_PROBLEMS, strict=True):
+        assert shown.startswith(f"line {line}: "), shown
+        assert message in shown, shown
+    bad.write_text("awards: [\n  {id: 1\n", encoding="utf-8")
+    result = cli.invoke(main, ["load", str(bad)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[1].strip().startswith("line 3: ")
+
+
 def test_bad_settings_are_refused_at_start(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAFFLE_DATABASE_URL", "oracle://scott:tiger@db/orcl")
     result = cli.invoke(main, ["migrate"])
@@ -108,3 +129,80 @@ def test_user_create_makes_an_operator_who_can_sign_in(cli: CliRunner) -> None:
     again = cli.invoke(main, ["user", "create", "root", "--password", "long-enough-pw"])
     assert again.exit_code == 2
     assert "name_taken" in again.stderr
+
+
+def test_simulate_lines_up_chinese_titles_by_their_width_on_a_terminal(cli: CliRunner) -> None:
+    result = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "2000", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.strip()[:3].isdigit()]
+    assert len(rows) >= 5
+    assert any(len(row) != cell_len(row) for row in rows)  # Chinese titles among them
+    assert len({cell_len(row.rstrip()) for row in rows}) == 1
+    # each count ends in the same terminal column
+    ends = {cell_len(row[: row.index(" 0.")].rstrip()) for row in rows}
+    assert len(ends) == 1
+
+
+def test_simulate_without_scipy_tells_the_statistic_and_how_to_get_the_p_value(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)  # as if not installed
+    result = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "2000", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"chi-square \d+(\.\d+)? with \d+ degrees of freedom", result.stdout)
+    assert "chi-square p-value: needs scipy (pip install 'raffle[stats]')" in result.stdout
+    as_json = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "2000", "--json"])
+    [body] = json.loads(as_json.stdout)
+    assert body["p_value"] is None
+    assert body["chi_square"] >= 0
+
+
+def _user(cli: CliRunner, *args: str, stdin: str | None = None) -> Result:
+    return cli.invoke(main, ["user", *args], input=stdin)
+
+
+def test_user_list_password_lock_and_unlock(cli: CliRunner, tmp_path: Path) -> None:
+    unmigrated = _user(cli, "list")
+    assert unmigrated.exit_code == 2
+    assert unmigrated.stderr == (
+        "raffle: the database refused: no such table: user_account "
+        "(has `raffle migrate` run on it?)\n"
+    )
+    assert cli.invoke(main, ["migrate"]).exit_code == 0
+    for name in ("zoe", "alice"):
+        assert _user(cli, "create", name, "--password", "long-enough-pw").exit_code == 0
+    assert _user(cli, "create", "root", "--admin", "--password", "long-enough-pw").exit_code == 0
+
+    listed = _user(cli, "list")
+    assert listed.exit_code == 0, listed.output
+    rows = [line.split() for line in listed.stdout.splitlines() if line.strip()]
+    assert ["alice", "player", "active"] in rows
+    assert ["root", "operator", "active"] in rows
+    assert rows[-1] == ["3", "accounts"]
+    names = [row[0] for row in rows if row[-1] == "active"]
+    assert names == ["alice", "root", "zoe"]
+    assert _user(cli, "list", "--limit", "1").stdout.splitlines()[-1] == "1 of 3 accounts"
+
+    locked = _user(cli, "lock", "alice")
+    assert locked.exit_code == 0, locked.output
+    assert ["alice", "player", "locked"] in [
+        line.split() for line in _user(cli, "list").stdout.splitlines()
+    ]
+    assert _user(cli, "unlock", "alice").exit_code == 0
+    assert _user(cli, "lock", "nobody").exit_code == 2
+    assert "unknown_user" in _user(cli, "unlock", "nobody").stderr
+
+    changed = _user(cli, "password", "alice", "--stdin", stdin="a-new-password\n")
+    assert changed.exit_code == 0, changed.output
+    prompted = _user(cli, "password", "zoe", stdin="zoe-new-password\nzoe-new-password\n")
+    assert prompted.exit_code == 0, prompted.output
+    short = _user(cli, "password", "zoe", "--stdin", stdin="short\n")
+    assert short.exit_code == 2
+    assert "at least 8 characters" in short.stderr
+    db = sqlite3.connect(tmp_path / "raffle.db")
+    try:
+        hashes = dict(db.execute("select user_id, password_hash from user_account"))
+    finally:
+        db.close()
+    assert PasswordHasher().verify(hashes["alice"], "a-new-password")
+    assert PasswordHasher().verify(hashes["zoe"], "zoe-new-password")

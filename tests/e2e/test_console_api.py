@@ -24,6 +24,7 @@ from raffle.domain.campaign import Campaign
 from raffle.entrypoints.http.app import create_app
 from raffle.settings import Settings
 from tests.e2e.conftest import ACTIVITY, DEMO, Api
+from tests.unit.test_campaign_file import FIVE_MISTAKES, FIVE_PROBLEMS
 
 
 def _key() -> dict[str, str]:
@@ -106,6 +107,16 @@ async def test_exported_code_pools_hold_only_the_codes_not_handed_out(api: Api) 
     after = yaml.safe_load(text)["code_pools"]
     assert after[pool] == before[pool][1:]  # the first free code went to the order
     assert f"# code pool '{pool}': 1 codes already handed out are not listed" in text
+
+
+async def test_an_upload_lists_every_problem_of_the_file_with_its_line(api: Api) -> None:
+    auth = await api.login("root", admin=True)
+    answer = await _import(api, auth, FIVE_MISTAKES)
+    assert (answer.status_code, answer.json()["code"]) == (422, "invalid_campaign_file")
+    errors = answer.json()["errors"]
+    assert [e["line"] for e in errors] == [line for line, _ in FIVE_PROBLEMS]
+    assert all(m in e["message"] for e, (_, m) in zip(errors, FIVE_PROBLEMS, strict=True))
+    assert errors[1]["at"] == "strategies.0.prizes.0.rate"
 
 
 async def test_export_is_for_operators_only(api: Api) -> None:

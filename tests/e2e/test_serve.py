@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -13,14 +14,17 @@ from tests.raffle_process import RAFFLE, wait_until_serving
 from tests.services import free_port
 
 
-def test_serve_starts_the_embedded_default_with_a_running_demo(tmp_path: Path) -> None:
+def test_serve_starts_the_embedded_default_with_a_running_demo(
+    tmp_path: Path, server_stderr: IO[str]
+) -> None:
     port = free_port()
     env = {
         **os.environ,
         "RAFFLE_DATABASE_URL": f"sqlite:///{tmp_path / 'raffle.db'}",
         "RAFFLE_PORT": str(port),
+        "RAFFLE_LOG_FORMAT": "json",
     }
-    server = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=tmp_path)
+    server = subprocess.Popen([str(RAFFLE), "serve"], env=env, cwd=tmp_path, stderr=server_stderr)
     try:
         base = f"http://127.0.0.1:{port}"
         wait_until_serving(base, server)
@@ -47,12 +51,20 @@ def test_serve_refuses_several_workers_without_redis(tmp_path: Path) -> None:
     assert "needs RAFFLE_REDIS_URL" in done.stderr
 
 
-def test_demo_prints_each_page_and_an_operator_that_can_log_in(tmp_path: Path) -> None:
+def test_demo_prints_each_page_and_an_operator_that_can_log_in(
+    tmp_path: Path, server_stderr: IO[str]
+) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAFFLE_")}
     env["RAFFLE_PORT"] = str(port)
+    env["RAFFLE_LOG_FORMAT"] = "json"
     demo = subprocess.Popen(
-        [str(RAFFLE), "demo"], env=env, cwd=tmp_path, stdout=subprocess.PIPE, text=True
+        [str(RAFFLE), "demo"],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=server_stderr,
+        text=True,
     )
     try:
         assert demo.stdout is not None

@@ -23,6 +23,7 @@ from raffle.service.draw import Draw, DrawResult, draw
 from raffle.service.draw_batch import BatchedDraws
 from raffle.service.idempotency import KeyReused
 from raffle.service.ports import DrawBatches, ShardUnitOfWork
+from raffle.service.switches import set_switch
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
 from tests.integration.test_draw_concurrency import wins_in_database
@@ -444,3 +445,18 @@ async def test_a_batch_size_of_one_draws_each_in_a_batch_of_its_own(
         assert [await chances_left(raffle, u) for u in users] == [18] * len(users)
     finally:
         await raffle.close()
+
+
+async def test_a_batch_size_switched_at_runtime_caps_the_next_batches(raffle: Raffle) -> None:
+    users = users_of_lane_0(raffle, 7)
+    await opened(raffle, users)  # the lane's batches are under way at the setting's size
+    switched = await set_switch(
+        "draw_batch_size", "2", actor="root", board=raffle.switches, uow=raffle.uow,
+        clock=raffle.clock,
+    )  # fmt: skip
+    assert switched.value == "2"
+    results, sizes = await batched_behind_a_plug(
+        raffle, users[0], [Draw(u, ACTIVITY) for u in users[1:]]
+    )
+    assert sizes == Counter({1: 1, 2: 3})  # the plug's batch, then six draws two by two
+    assert [r.draw_count for r in results] == [2] * 6

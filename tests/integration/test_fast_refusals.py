@@ -49,7 +49,7 @@ async def _wave(raffle: Raffle) -> list[DrawResult]:
 async def _top_up(raffle: Raffle) -> None:
     await asyncio.sleep(0.005)  # into the middle of the wave
     done = await top_up(
-        TopUp(USER, SKU, "pay-1"), catalogue=raffle.catalogue, config=raffle.uow,
+        TopUp(USER, SKU, "pay-1", open_account=True), catalogue=raffle.catalogue, config=raffle.uow,
         shards=raffle.shards, clock=raffle.clock, hints=raffle.hints,
     )  # fmt: skip
     assert done.credited

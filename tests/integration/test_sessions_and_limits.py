@@ -97,9 +97,10 @@ async def test_redis_keeps_a_session_under_its_token_hash_with_a_ttl(
     clock = FakeClock()
     store = RedisSessionStore(redis, clock, prefix=prefix, commands=redis_commands)
     await store.create(Session("root", True, START), _hash("root"), HOUR)
-    assert [key async for key in redis.scan_iter(f"{prefix}*")] == [
-        f"{prefix}{_hash('root')}".encode()
-    ]
+    key = f"{prefix}{_hash('root')}".encode()
+    found = [found async for found in redis.scan_iter(f"{prefix}*")]  # KEYS: one node's
+    assert sorted(found) == sorted([key, f"{prefix}user:root".encode()])
+    assert await redis.smembers(f"{prefix}user:root") == {key}  # type: ignore[misc]
     assert HOUR - 2 <= await redis.ttl(prefix + _hash("root")) <= HOUR
     clock.advance(10)
     touched = await store.touch(_hash("root"), HOUR)
@@ -136,6 +137,32 @@ async def test_a_deleted_redis_session_is_gone(
     assert await store.touch(_hash("alice"), 60) is None
     assert await store.touch(_hash("alice, elsewhere"), 60) is not None
     assert await redis.exists(prefix + _hash("alice")) == 0
+
+
+async def test_all_redis_sessions_of_a_user_end_at_once(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    store = RedisSessionStore(redis, FakeClock(), prefix=prefix, commands=redis_commands)
+    await store.create(ALICE, _hash("alice"), 60)
+    await store.create(ALICE, _hash("alice, elsewhere"), HOUR)
+    await store.create(Session("bob", False, START), _hash("bob"), 60)
+    assert await store.end_all("alice") == 2
+    assert await store.touch(_hash("alice"), 60) is None
+    assert await store.touch(_hash("alice, elsewhere"), 60) is None
+    assert await store.touch(_hash("bob"), 60) is not None
+    assert await redis.exists(f"{prefix}user:alice") == 0
+    assert await store.end_all("alice") == 0
+
+
+async def test_a_sign_in_forgets_the_users_sessions_that_expired(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    store = RedisSessionStore(redis, FakeClock(), prefix=prefix, commands=redis_commands)
+    await store.create(ALICE, _hash("alice"), 60)
+    await redis.delete(prefix + _hash("alice"))  # as when it expired
+    await store.create(ALICE, _hash("alice, later"), 60)
+    members = await redis.smembers(f"{prefix}user:alice")  # type: ignore[misc]
+    assert members == {f"{prefix}{_hash('alice, later')}".encode()}
 
 
 # --- sessions in SQL --------------------------------------------------------------------
@@ -191,6 +218,17 @@ async def test_a_deleted_sql_session_is_gone(engine: AsyncEngine) -> None:
     async with engine.begin() as connection:  # another process: seen at once (no cache)
         await connection.execute(delete(session_table))
     assert await store.touch(_hash("alice, elsewhere"), HOUR) is None
+
+
+async def test_all_sql_sessions_of_a_user_end_at_once(engine: AsyncEngine) -> None:
+    store = SqlSessionStore(engine, FakeClock())
+    await store.create(ALICE, _hash("alice"), HOUR)
+    await store.create(ALICE, _hash("alice, elsewhere"), HOUR)
+    await store.create(Session("bob", False, START), _hash("bob"), HOUR)
+    assert await store.end_all("alice") == 2
+    assert await store.touch(_hash("alice"), HOUR) is None
+    assert await store.touch(_hash("alice, elsewhere"), HOUR) is None
+    assert await store.touch(_hash("bob"), HOUR) is not None
 
 
 async def test_sql_deletes_the_sessions_left_to_expire(engine: AsyncEngine) -> None:

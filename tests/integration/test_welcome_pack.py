@@ -50,8 +50,8 @@ async def _first_visit(raffle: Raffle, user: str, activity: int) -> QuotaAccount
 async def test_a_top_up_before_the_first_visit_keeps_the_welcome_pack(build: Build) -> None:
     raffle = await build(_two_activities(), None)
     done = await top_up(
-        TopUp("newcomer", SKU, "pay-1"), catalogue=raffle.catalogue, config=raffle.uow,
-        shards=raffle.shards, clock=raffle.clock, hints=raffle.hints,
+        TopUp("newcomer", SKU, "pay-1", open_account=True), catalogue=raffle.catalogue,
+        config=raffle.uow, shards=raffle.shards, clock=raffle.clock, hints=raffle.hints,
     )  # fmt: skip
     assert done.credited
     assert done.account.total == WELCOME_PACK.total + 5

@@ -8,24 +8,10 @@ from types import TracebackType
 from typing import Self
 
 from raffle.domain.users import Session, User
-from tests.unit.fakes import FakeClock
+from tests.unit.fakes import FakeClock, FakeUsers
 
 START = FakeClock().now()
 __all__ = ["START", "FakeClock", "FakeSessionStore", "FakeUserUnitOfWork", "FakeUsers"]
-
-
-class FakeUsers:
-    def __init__(self, rows: dict[str, User]) -> None:
-        self.rows = rows
-
-    async def add(self, user: User) -> bool:
-        if user.id in self.rows:
-            return False
-        self.rows[user.id] = user
-        return True
-
-    async def get(self, user_id: str) -> User | None:
-        return self.rows.get(user_id)
 
 
 class FakeUserUnitOfWork:
@@ -87,6 +73,12 @@ class FakeSessionStore:
 
     async def delete(self, token_hash: str) -> None:
         self.rows.pop(token_hash, None)
+
+    async def end_all(self, user_id: str) -> int:
+        ended = [key for key, session in self.rows.items() if session.user_id == user_id]
+        for key in ended:
+            del self.rows[key]
+        return len(ended)
 
     def _expiry(self, ttl_seconds: int) -> datetime:
         return self.clock.now() + timedelta(seconds=ttl_seconds)

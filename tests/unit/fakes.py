@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
@@ -23,9 +23,10 @@ from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, 
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.strategy import Strategy
-from raffle.domain.users import User
+from raffle.domain.users import User, UserStatus
 from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import Credit
+from raffle.service.ports.metrics import Unmeasured
 
 
 class FakeClock:
@@ -236,17 +237,35 @@ class FakeSkus:
 
 
 class FakeUsers:
-    def __init__(self, store: ConfigStore) -> None:
-        self.s = store
+    def __init__(self, rows: dict[str, User]) -> None:
+        self.rows = rows
 
     async def add(self, user: User) -> bool:
-        if user.id in self.s.users:
+        if user.id in self.rows:
             return False
-        self.s.users[user.id] = user
+        self.rows[user.id] = user
         return True
 
     async def get(self, user_id: str) -> User | None:
-        return self.s.users.get(user_id)
+        return self.rows.get(user_id)
+
+    async def first(self, limit: int) -> list[User]:
+        return [self.rows[name] for name in sorted(self.rows)[:limit]]
+
+    async def count(self) -> int:
+        return len(self.rows)
+
+    async def set_status(self, user_id: str, status: UserStatus) -> bool:
+        return self._update(user_id, status=status)
+
+    async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
+        return self._update(user_id, password_hash=password_hash)
+
+    def _update(self, user_id: str, **values: Any) -> bool:
+        if user_id not in self.rows:
+            return False
+        self.rows[user_id] = replace(self.rows[user_id], **values)
+        return True
 
 
 class FakeRebateRules:
@@ -280,7 +299,7 @@ class FakeUnitOfWork(_Transaction):
         self.activities = FakeActivities(self.store)
         self.packs = FakePacks(self.store)
         self.skus = FakeSkus(self.store)
-        self.users = FakeUsers(self.store)
+        self.users = FakeUsers(self.store.users)
         self.rebate_rules = FakeRebateRules(self.store)
         self.code_pools = FakeCodePools(self.store)
         self.campaign_loads = FakeCampaignLoads(self.store)
@@ -472,6 +491,11 @@ class FakeOutbox:
     async def add(self, message: OutboxMessage) -> None:
         self.s.outbox.append(message)
 
+    async def backlog(self) -> tuple[int, datetime | None]:
+        """Nothing is published here: every message waits."""
+        oldest = min((m.created_at for m in self.s.outbox), default=None)
+        return len(self.s.outbox), oldest
+
 
 class FakePoints:
     def __init__(self, store: ShardStore) -> None:
@@ -655,3 +679,27 @@ class FakePrizeStock:
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         return self.levels.get((strategy_id, award_id))
+
+
+@dataclass
+class RecordingMetrics(Unmeasured):
+    """What the service reported, by method and arguments; levels as last set."""
+
+    counts: Counter[tuple[object, ...]] = field(default_factory=Counter)
+    levels: dict[tuple[object, ...], float] = field(default_factory=dict)
+
+    def drawn(self, activity_id: int, outcome: str) -> None:
+        self.counts["drawn", activity_id, outcome] += 1
+
+    def refused_fast(self) -> None:
+        self.counts["refused_fast",] += 1
+
+    def delivered(self, kind: str, result: str) -> None:
+        self.counts["delivered", kind, result] += 1
+
+    def outbox(self, backlog: int, oldest_seconds: float) -> None:
+        self.levels["backlog",] = backlog
+        self.levels["oldest",] = oldest_seconds
+
+    def stock_left(self, strategy_id: int, award_id: int, left: int) -> None:
+        self.levels["stock", strategy_id, award_id] = left

@@ -121,3 +121,93 @@ def test_bad_code_pools_and_coupon_configs_are_refused_by_line(
         read_campaign(write(tmp_path, text))
     problems = error.value.problems
     assert any(p.line == line and message in p.message for p in problems), problems
+
+
+FIVE_MISTAKES = """\
+awards:
+  - {id: 1, kind: thanks, title: thanks}
+  - {id: 2, kind: lottery, title: coupon}
+  - {id: 3, kind: physical, title: lamp}
+strategies:
+  - id: 10
+    fallback: 1
+    prizes:
+      - {award: 3, rate: 1.5, stock: 10}
+      - {award: 1, rate: 0.00000001}
+packs:
+  - {id: 5, total: 10, day: 3, month: 10}
+activities:
+  - id: 100
+    name: demo
+    strategy: 11
+    begin_at: 2026-01-01T00:00:00+08:00
+    end_at: 2027-01-01T00:00:00+08:00
+skus:
+  - {sku: 9011, activity: 100, pack: 5, stock: 100, colour: red}
+"""
+# (line, a part of the message): a kind, two rates, a reference and a field, all at once
+FIVE_PROBLEMS = [
+    (3, "Input should be"),
+    (9, "between 0 and 1"),
+    (10, "decimal places"),
+    (16, "strategy 11 is not in the campaign"),
+    (20, "Extra inputs are not permitted"),
+]
+
+
+def test_five_mistakes_are_reported_at_once_each_with_its_line(tmp_path: Path) -> None:
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, FIVE_MISTAKES))
+    problems = error.value.problems
+    assert [p.line for p in problems] == [line for line, _ in FIVE_PROBLEMS], problems
+    for problem, (_, message) in zip(problems, FIVE_PROBLEMS, strict=True):
+        assert message in problem.message, problem
+    assert [p.where for p in problems][1:] == [
+        "strategies.0.prizes.0.rate",
+        "strategies.0.prizes.1.rate",
+        "activities.0.strategy",
+        "skus.0.colour",
+    ]
+
+
+def test_each_item_is_checked_whatever_another_one_holds(tmp_path: Path) -> None:
+    text = GOOD.replace("{id: 1, kind: thanks, title: thanks}", "{id: 1, kind: thanks}")
+    text += "packs:\n  - {id: 5, total: -1, day: 3, month: 10}\n  - {id: 6, total: 1, day: 1}\n"
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, text))
+    found = {(p.line, p.where) for p in error.value.problems}
+    assert {(2, "awards.0.title"), (12, "packs.0.total"), (13, "packs.1.month")} <= found
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("awards:\n  - {id: 1, kind: thanks\nstrategies: []\n", 3),
+        ("awards: []\nstrategies:\n  - id: 1\n   fallback: 1\n", 4),
+        ("awards: [\n", 2),
+        ("awards: []\n\tstrategies: []\n", 2),
+    ],
+)
+def test_a_yaml_syntax_error_has_its_line(tmp_path: Path, text: str, line: int) -> None:
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, text))
+    (problem,) = error.value.problems
+    assert problem.line == line, problem
+    assert str(problem).startswith(f"line {line}:")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("id: 10", f"id: {2**63}", "strategies.0.id"),
+        ("stock: 10", f"stock: {2**31}", "strategies.0.prizes.0.stock"),
+        ("title: thanks", f"title: {'x' * 129}", "awards.0.title"),
+        ("{id: 1,", "{id: 0,", "awards.0.id"),
+    ],
+)
+def test_numbers_and_text_beyond_what_is_stored_are_refused(
+    tmp_path: Path, old: str, new: str, where: str
+) -> None:
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, GOOD.replace(old, new)))
+    assert where in {p.where for p in error.value.problems}, error.value.problems

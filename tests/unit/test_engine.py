@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 from raffle.adapters.memory_stock import MemoryStock
 from raffle.adapters.randomness import SeededRandomSource, SystemRandomSource
-from raffle.domain.engine import DrawEngine, Outcome
+from raffle.domain.awards import Award, AwardKind
+from raffle.domain.engine import FALLBACK as FALLBACK_OUTCOME
+from raffle.domain.engine import LOSE, WIN, DrawEngine, Outcome
 from raffle.domain.rules import DrawContext
 from raffle.domain.strategy import Exhaustion, Fallback
 from raffle.service.statistics import chi_square_p_value
@@ -211,3 +213,13 @@ def test_a_draw_never_yields_a_prize_outside_the_table_or_beyond_its_stock(
         for award_id, left in stock.items():
             assert handed[award_id] <= left
         assert sum(e.odds(ctx(count)).values()) == 1
+
+
+def test_an_outcome_is_named_by_what_the_draw_handed_out() -> None:
+    consolation = DrawEngine(
+        strategy({2: "0.5"}, fallback=Fallback(3)),
+        {**awards(2), 3: Award(3, AwardKind.RANDOM_POINTS, "points", "1,5")},
+    )
+    assert [consolation.outcome(a) for a in (2, 3, FALLBACK)] == [WIN, FALLBACK_OUTCOME, LOSE]
+    thanks = engine({2: "0.5"})  # its fallback is "thanks for playing"
+    assert [thanks.outcome(a) for a in (2, FALLBACK)] == [WIN, LOSE]

@@ -1,6 +1,7 @@
 import pytest
 
 from raffle.domain.quota import QuotaPack, SkuSoldOut
+from raffle.domain.users import UnknownUser, User
 from raffle.service.catalogue import UnknownSku
 from raffle.service.quotas import TopUp, my_account, top_up
 from tests.unit.usecase_world import ACTIVITY, SKU, world
@@ -33,11 +34,31 @@ async def test_a_sold_out_sku_credits_nothing() -> None:
     assert w.config.sku_left[SKU] == 0
 
 
+async def test_a_user_with_no_account_is_credited_only_when_the_top_up_opens_it() -> None:
+    w = world(welcome=None)
+
+    async def grant(user: str, business_no: str, open_account: bool = False) -> bool:
+        cmd = TopUp(user, SKU, business_no, open_account)
+        done = await top_up(
+            cmd, catalogue=w.catalogue, config=w.uow, shards=w.shards, clock=w.clock, hints=w.hints
+        )
+        return done.credited
+
+    with pytest.raises(UnknownUser):
+        await grant("ghost", "p-1")
+    assert ("ghost", ACTIVITY) not in w.shards.store.accounts
+    assert w.config.sku_left[SKU] == 100
+    assert await grant("ghost", "p-1", open_account=True)
+    w.config.users["carol"] = User("carol", "hash")
+    assert await grant("carol", "p-2")
+    assert w.config.sku_left[SKU] == 98
+
+
 async def test_an_unknown_sku_is_an_error() -> None:
     w = world()
     with pytest.raises(UnknownSku):
         await top_up(
-            TopUp("alice", 999, "x"),
+            TopUp("alice", 999, "x", open_account=True),
             catalogue=w.catalogue,
             config=w.uow,
             shards=w.shards,

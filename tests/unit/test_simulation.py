@@ -1,3 +1,7 @@
+import sys
+
+import pytest
+
 from raffle.adapters.memory_stock import MemoryStock
 from raffle.adapters.randomness import SeededRandomSource, SystemRandomSource
 from raffle.domain.rules import DrawContext
@@ -41,3 +45,16 @@ def test_a_broken_engine_is_caught() -> None:
     e.odds = lambda ctx: {2: 0.45, FALLBACK: 0.55}  # type: ignore[method-assign, assignment, return-value]
     result = simulate(e, DrawContext("u", 1), 100_000, SeededRandomSource(3), MemoryStock())
     assert result.p_value < 1e-6
+
+
+def test_without_scipy_the_statistic_is_kept_and_the_p_value_is_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    e = engine({2: "0.5"})
+    with_scipy = simulate(e, DrawContext("u", 1), 10_000, SeededRandomSource(1), MemoryStock())
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)  # what `import` meets when absent
+    without = simulate(e, DrawContext("u", 1), 10_000, SeededRandomSource(1), MemoryStock())
+    assert with_scipy.p_value is not None
+    assert without.p_value is None
+    assert without.fit.statistic == with_scipy.fit.statistic
+    assert without.fit.degrees_of_freedom == 1

@@ -15,7 +15,14 @@ from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.service.catalogue import Catalogue
 from raffle.service.draw import Draw, DrawResult, draw
 from raffle.service.quotas import TopUp, TopUpResult, top_up
-from tests.unit.fakes import ConfigStore, FakeClock, FakePrizeStock, FakeShards, FakeUnitOfWork
+from tests.unit.fakes import (
+    ConfigStore,
+    FakeClock,
+    FakePrizeStock,
+    FakeShards,
+    FakeUnitOfWork,
+    RecordingMetrics,
+)
 
 ACTIVITY, STRATEGY, PRIZE, THANKS, WELCOME, SKU = 1, 10, 2, 1, 21, 31
 WELCOME_PACK = QuotaPack(WELCOME, total=10, day=3, month=30)
@@ -29,6 +36,7 @@ class World:
     clock: FakeClock = field(default_factory=FakeClock)
     rng: SeededRandomSource = field(default_factory=lambda: SeededRandomSource(7))
     hints: MemoryChanceHints = field(default_factory=MemoryChanceHints)
+    metrics: RecordingMetrics = field(default_factory=RecordingMetrics)
 
     def __post_init__(self) -> None:
         self.catalogue = Catalogue(self.uow, ttl=0)
@@ -45,11 +53,12 @@ class World:
             rng=self.rng,
             clock=self.clock,
             hints=self.hints,
+            metrics=self.metrics,
         )
 
     async def top_up(self, user: str = "alice", business_no: str = "p-1") -> TopUpResult:
         return await top_up(
-            TopUp(user, SKU, business_no),
+            TopUp(user, SKU, business_no, open_account=True),
             catalogue=self.catalogue,
             config=self.uow,
             shards=self.shards,

@@ -6,22 +6,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.fulfilment import CodePool
+from raffle.domain.limits import MAX_COUNT, MAX_ID
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 
 Location = tuple[str | int, ...]
-M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
@@ -32,7 +40,8 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.where}: {self.message}" if self.where else self.message
+        where = f"{self.where}: " if self.where else ""
+        return f"line {self.line}: {where}{self.message}"
 
 
 class InvalidCampaignFile(RaffleError):
@@ -55,32 +64,41 @@ def _rules(value: object) -> object:
     return value
 
 
+# What the stored columns hold: ids are 64-bit keys, counts 32-bit, text has its length.
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Text32 = Annotated[str, Field(max_length=32)]
+Text64 = Annotated[str, Field(max_length=64)]
+Text128 = Annotated[str, Field(max_length=128)]
+Text255 = Annotated[str, Field(max_length=255)]
+
+
 class AwardIn(_Model):
-    id: int
+    id: Id
     kind: AwardKind
-    title: str
-    config: str = ""
+    title: Text128
+    config: Text255 = ""
 
 
 class PrizeIn(_Model):
-    award: int
+    award: Id
     rate: Decimal
-    stock: int | None = None
+    stock: Count | None = None
     rules: dict[str, str] = {}
 
     _text_rules = field_validator("rules", mode="before")(_rules)
 
 
 class FallbackIn(_Model):
-    award: int
-    points: str | None = None
+    award: Id
+    points: Text64 | None = None
 
 
 class StrategyIn(_Model):
-    id: int
-    description: str = ""
+    id: Id
+    description: Text255 = ""
     exhaustion: Exhaustion = Exhaustion.FALLBACK
-    fallback: int | FallbackIn
+    fallback: Id | FallbackIn
     rules: dict[str, str] = {}
     prizes: list[PrizeIn]
 
@@ -88,50 +106,67 @@ class StrategyIn(_Model):
 
 
 class PackIn(_Model):
-    id: int
-    total: int
-    day: int
-    month: int
+    id: Id
+    total: Count
+    day: Count
+    month: Count
 
 
 class ActivityIn(_Model):
-    id: int
-    name: str
-    description: str = ""
-    strategy: int
+    id: Id
+    name: Text64
+    description: Text255 = ""
+    strategy: Id
     begin_at: AwareDatetime
     end_at: AwareDatetime
-    time_zone: str = "Asia/Shanghai"
+    time_zone: Text64 = "Asia/Shanghai"
     state: ActivityState = ActivityState.EDIT  # for a new activity; a stored one keeps its own
-    welcome_pack: int | None = None
+    welcome_pack: Id | None = None
 
 
 class SkuIn(_Model):
-    sku: int
-    activity: int
-    pack: int
-    stock: int
-    price_points: int = 0
+    sku: Id
+    activity: Id
+    pack: Id
+    stock: Count
+    price_points: Count = 0
 
 
 class RebateIn(_Model):
-    activity: int
-    behaviour: str
-    sku: int | None = None
-    points: int | None = None
-    description: str = ""
+    activity: Id
+    behaviour: Text32
+    sku: Id | None = None
+    points: Count | None = None
+    description: Text128 = ""
     enabled: bool = True
 
 
 class CampaignIn(_Model):
-    awards: list[AwardIn] = []
-    strategies: list[StrategyIn] = []
-    packs: list[PackIn] = []
-    activities: list[ActivityIn] = []
-    skus: list[SkuIn] = []
-    rebates: list[RebateIn] = []
+    """The file's shape; each item of a section is checked on its own (`_items`), so one bad
+    item hides no problem of another."""
+
+    awards: list[Any] = []
+    strategies: list[Any] = []
+    packs: list[Any] = []
+    activities: list[Any] = []
+    skus: list[Any] = []
+    rebates: list[Any] = []
     # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
-    code_pools: dict[str, list[str]] = {}
+    code_pools: dict[Text64, Any] = {}
+
+
+ITEMS: dict[str, type[_Model]] = {
+    "awards": AwardIn,
+    "strategies": StrategyIn,
+    "packs": PackIn,
+    "activities": ActivityIn,
+    "skus": SkuIn,
+    "rebates": RebateIn,
+}
+CODES = TypeAdapter(list[str])
+
+# The items of each section that were read, by their index in the file.
+Items = dict[str, list[tuple[int, Any]]]
 
 
 def read_campaign(path: Path) -> Campaign:
@@ -140,51 +175,105 @@ def read_campaign(path: Path) -> Campaign:
 
 
 def parse_campaign(text: str, source: str) -> Campaign:
-    """Parse and check campaign YAML; `source` names it in messages."""
+    """Parse and check campaign YAML; `source` names it in messages. Every problem of the
+    file is reported at once, each with its line: those of the items' fields, then those
+    of the items that read well (rates, rules), then those across items (references)."""
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
-        line = error.problem_mark.line + 1 if error.problem_mark else 1
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else 1
         raise InvalidCampaignFile(source, [Problem(line, "", str(error.problem))]) from None
     lines = _lines(root) if root is not None else {}
     data = _Loader.construct(root) if root is not None else {}
-    try:
-        parsed = CampaignIn.model_validate(data)
-    except ValidationError as error:
-        problems = [_problem(lines, tuple(e["loc"]), e["msg"]) for e in error.errors()]
-        raise InvalidCampaignFile(source, problems) from None
-    campaign, invalid = _to_domain(parsed)
-    invalid = invalid or campaign.problems()
-    if invalid:
-        raise InvalidCampaignFile(source, [_problem(lines, p.path, p.message) for p in invalid])
+    found: list[Problem] = []
+
+    def report(path: Location, message: str) -> None:
+        found.append(_problem(lines, path, message))
+
+    items = _items(data, report)
+    campaign, kept = _to_domain(items, report)
+    for problem in campaign.problems():
+        report(_in_file(problem.path, kept), problem.message)
+    if found:
+        raise InvalidCampaignFile(source, sorted(found, key=lambda p: p.line))
     return campaign
 
 
-def _to_domain(parsed: CampaignIn) -> tuple[Campaign, list[InvalidConfig]]:
-    problems: list[InvalidConfig] = []
-    campaign = Campaign(
-        awards=_each("awards", parsed.awards, _award, problems),
-        strategies=_each("strategies", parsed.strategies, _strategy, problems),
-        packs=_each("packs", parsed.packs, _pack, problems),
-        activities=_each("activities", parsed.activities, _activity, problems),
-        skus=_each("skus", parsed.skus, _sku, problems),
-        rebates=_each("rebates", parsed.rebates, _rebate, problems),
-        code_pools=tuple(CodePool(name, tuple(codes)) for name, codes in parsed.code_pools.items()),
-    )
-    return campaign, problems
-
-
-def _each(
-    section: str, items: list[M], build: Callable[[M], T], problems: list[InvalidConfig]
-) -> tuple[T, ...]:
-    """Build every item, collecting each one's problem under its path instead of stopping."""
-    built = []
-    for i, item in enumerate(items):
+def _items(data: Any, report: Callable[[Location, str], None]) -> Items:
+    """Each section's items that match their model; the others reported, field by field."""
+    try:
+        sections = CampaignIn.model_validate(data)
+    except ValidationError as error:
+        bad = set()
+        for e in error.errors():
+            report(tuple(e["loc"]), e["msg"])
+            bad.add(e["loc"][0] if e["loc"] else None)
+        if None in bad or not isinstance(data, dict):
+            return {}
+        sections = CampaignIn.model_validate({k: v for k, v in data.items() if k not in bad})
+    items: Items = {name: [] for name in (*ITEMS, "code_pools")}
+    for name, model in ITEMS.items():
+        for i, raw in enumerate(getattr(sections, name)):
+            try:
+                items[name].append((i, model.model_validate(raw)))
+            except ValidationError as error:
+                for e in error.errors():
+                    report((name, i, *e["loc"]), e["msg"])
+    for j, (pool, raw) in enumerate(sections.code_pools.items()):
         try:
-            built.append(build(item))
-        except InvalidConfig as error:
-            problems.append(error.at(section, i))
-    return tuple(built)
+            items["code_pools"].append((j, CodePool(pool, tuple(CODES.validate_python(raw)))))
+        except ValidationError as error:
+            for e in error.errors():
+                report(("code_pools", pool, *e["loc"]), e["msg"])
+    return items
+
+
+def _to_domain(
+    items: Items, report: Callable[[Location, str], None]
+) -> tuple[Campaign, dict[str, list[int]]]:
+    """The campaign of the items that build, and where in the file each built item is."""
+    kept: dict[str, list[int]] = {}
+
+    def each(section: str, build: Callable[[Any], T]) -> tuple[T, ...]:
+        built, kept[section] = [], []
+        for i, item in items.get(section, []):
+            try:
+                built.append(build(item))
+            except InvalidConfig as error:
+                report((section, i, *error.path), error.message)
+            except _Invalid as invalid:
+                for problem in invalid.problems:
+                    report((section, i, *problem.path), problem.message)
+            else:
+                kept[section].append(i)
+        return tuple(built)
+
+    campaign = Campaign(
+        awards=each("awards", _award),
+        strategies=each("strategies", _strategy),
+        packs=each("packs", _pack),
+        activities=each("activities", _activity),
+        skus=each("skus", _sku),
+        rebates=each("rebates", _rebate),
+        code_pools=tuple(pool for _, pool in items.get("code_pools", [])),
+    )
+    return campaign, kept
+
+
+def _in_file(path: Location, kept: dict[str, list[int]]) -> Location:
+    """A campaign's path (`strategies.1.rate`, counting the items that built) in the file."""
+    if len(path) > 1 and isinstance(path[1], int) and str(path[0]) in kept:
+        return (path[0], kept[str(path[0])][path[1]], *path[2:])
+    return path
+
+
+class _Invalid(Exception):
+    """Several problems of one item."""
+
+    def __init__(self, problems: list[InvalidConfig]) -> None:
+        super().__init__(problems)
+        self.problems = problems
 
 
 def _award(a: AwardIn) -> Award:
@@ -218,20 +307,21 @@ def _rebate(r: RebateIn) -> RebateRule:
 
 
 def _strategy(s: StrategyIn) -> Strategy:
-    prizes = []
+    prizes, problems = [], []
     for i, p in enumerate(s.prizes):
         try:
             prizes.append(StrategyPrize(p.award, p.rate, p.stock, i, tuple(p.rules.items())))
         except InvalidConfig as error:
-            raise error.at("prizes", i) from None
-    if isinstance(s.fallback, int):
-        fallback = Fallback(s.fallback)
-    else:
+            problems.append(error.at("prizes", i))
+    fallback = Fallback(s.fallback) if isinstance(s.fallback, int) else None
+    if isinstance(s.fallback, FallbackIn):
         points = s.fallback.points
         try:
             fallback = Fallback(s.fallback.award, parse_points_range(points) if points else None)
         except InvalidConfig as error:
-            raise error.at("fallback", "points") from None
+            problems.append(error.at("fallback", "points"))
+    if problems or fallback is None:
+        raise _Invalid(problems)
     return Strategy(
         id=s.id,
         prizes=tuple(prizes),

@@ -93,6 +93,13 @@ class SqlSessionStore:
                 delete(session_table).where(session_table.c.token_hash == token_hash)
             )
 
+    async def end_all(self, user_id: str) -> int:
+        async with transaction(self._engine) as connection:
+            result = await connection.execute(
+                delete(session_table).where(session_table.c.user_id == user_id)
+            )
+        return result.rowcount
+
     async def delete_expired(self) -> int:
         """Delete the sessions nobody touched before they expired; how many there were."""
         async with transaction(self._engine) as connection:
@@ -154,7 +161,12 @@ class _SqliteReader:
 
 
 class RedisSessionStore:
-    """One key per session, holding the user and role, that Redis expires by itself."""
+    """One key per session, holding the user and role, that Redis expires by itself; and a
+    set per user of their sessions' keys, so that they can all be ended at once.
+
+    The set has no expiry (a session slides past any the set could have): the keys of
+    sessions that expired are dropped from it at the user's next sign-in.
+    """
 
     def __init__(
         self,
@@ -171,7 +183,16 @@ class RedisSessionStore:
 
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
         value = json.dumps({"user_id": session.user_id, "is_admin": session.is_admin})
-        await self._redis.set(self._prefix + token_hash, value, ex=ttl_seconds)
+        key, sessions = self._prefix + token_hash, self._of_user(session.user_id)
+        await self._forget_expired(sessions)
+        # Set, then listed: a listed key that does not exist has expired, and another
+        # sign-in of the user forgets it. A session that could not be listed is undone.
+        await self._redis.set(key, value, ex=ttl_seconds)
+        try:
+            await self._redis.sadd(sessions, key)
+        except BaseException:
+            await self._redis.delete(key)
+            raise
 
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
         # GETEX reads and slides the expiry in one round trip.
@@ -188,5 +209,41 @@ class RedisSessionStore:
     async def delete(self, token_hash: str) -> None:
         await self._redis.delete(self._prefix + token_hash)
 
+    async def end_all(self, user_id: str) -> int:
+        sessions = self._of_user(user_id)
+        keys = await self._members(sessions)
+        ended = await self._each(keys, "DEL")
+        if keys:
+            await self._redis.srem(sessions, *keys)
+        return sum(ended)
+
     async def delete_expired(self) -> int:
         return 0  # Redis expires the keys itself
+
+    def _of_user(self, user_id: str) -> str:
+        return f"{self._prefix}user:{user_id}"
+
+    async def _forget_expired(self, sessions: str) -> None:
+        keys = await self._members(sessions)
+        gone = [
+            k for k, alive in zip(keys, await self._each(keys, "EXISTS"), strict=True) if not alive
+        ]
+        if gone:
+            await self._redis.srem(sessions, *gone)
+
+    async def _members(self, sessions: str) -> list[str]:
+        return [_text(key) for key in await self._redis.smembers(sessions)]
+
+    async def _each(self, keys: list[str], command: str) -> list[int]:
+        """`command` on each key, in one round trip (not one transaction: in a cluster the
+        keys may live on different nodes)."""
+        if not keys:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.execute_command(command, key)
+            return [int(answer) for answer in await pipe.execute()]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
-from raffle.domain.awards import Award
+from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
 from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import (
@@ -21,6 +21,11 @@ from raffle.domain.rules import (
 )
 from raffle.domain.sampler import AliasTable
 from raffle.domain.strategy import Exhaustion, Strategy
+
+# How a draw ended, by what it handed out (DrawEngine.outcome).
+WIN = "win"  # one of the strategy's prizes
+FALLBACK = "fallback"  # the strategy's fallback, a consolation prize
+LOSE = "lose"  # an award of kind thanks: nothing to deliver ("thanks for playing")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,7 @@ class DrawEngine:
         if strategy.fallback.points is not None:
             self._points[self._fallback_id] = strategy.fallback.points
         self._tables: dict[frozenset[int] | None, AliasTable | None] = {}
+        self._thanks = frozenset(a.id for a in awards.values() if a.kind is AwardKind.THANKS)
 
     @property
     def exhausted(self) -> frozenset[int]:
@@ -68,6 +74,14 @@ class DrawEngine:
         while self.needs_stock(outcome) and not stock.take(self.strategy.id, outcome.award_id):
             outcome = self.on_exhausted(outcome.award_id, ctx, rng)
         return outcome
+
+    def outcome(self, award_id: int) -> str:
+        """How a draw that handed out `award_id` ended: LOSE, FALLBACK or WIN. The fallback
+        counts as one whichever way it came (the odds' remainder, a rule, an empty prize),
+        and so does a prize that is also the fallback's award."""
+        if award_id in self._thanks:
+            return LOSE
+        return FALLBACK if award_id == self._fallback_id else WIN
 
     def needs_stock(self, outcome: Outcome) -> bool:
         """Whether handing out `outcome` takes a unit of stock first."""

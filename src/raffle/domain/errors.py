@@ -40,6 +40,7 @@ class Unavailable(RaffleError):
     """A part the platform needs (cache, database) did not answer: retry shortly."""
 
     code = "unavailable"
+    retry_after = 1  # seconds, for the answer's Retry-After
 
 
 class Contention(Unavailable):

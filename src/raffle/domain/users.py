@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from raffle.domain.errors import RaffleError
 
@@ -12,11 +13,17 @@ NAME = re.compile(r"^[A-Za-z0-9_.\-]{3,32}$")
 MIN_PASSWORD = 8
 
 
+class UserStatus(StrEnum):
+    ACTIVE = "active"
+    LOCKED = "locked"  # by an operator: no sign-in, no session; everything owned is kept
+
+
 @dataclass(frozen=True, slots=True)
 class User:
     id: str  # the login name: also the user id that rules and operators refer to
     password_hash: str
     is_admin: bool = False
+    status: UserStatus = UserStatus.ACTIVE
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +57,24 @@ class RateLimited(RaffleError):
         self.retry_after = retry_after
 
 
+class UnknownUser(RaffleError):
+    code = "unknown_user"
+
+
 class InvalidInput(RaffleError):
     code = "invalid_input"
+
+
+class AccountLocked(RaffleError):
+    code = "account_locked"
 
 
 def check_new_user(name: str, password: str) -> None:
     if not NAME.match(name):
         raise InvalidInput("name must be 3-32 letters, digits, '_', '.' or '-'")
+    check_password(password)
+
+
+def check_password(password: str) -> None:
     if len(password) < MIN_PASSWORD:
         raise InvalidInput(f"password must have at least {MIN_PASSWORD} characters")

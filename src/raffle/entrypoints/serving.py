@@ -8,9 +8,10 @@ from pathlib import Path
 
 import click
 
+from raffle.adapters import metrics
 from raffle.adapters.campaign_file import read_campaign
-from raffle.adapters.sql.migrate import upgrade
 from raffle.bootstrap import bootstrap
+from raffle.entrypoints import logs
 from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
 from raffle.settings import Settings
@@ -20,6 +21,10 @@ DEMO_OPERATOR = "operator"
 
 
 async def migrate(settings: Settings) -> None:
+    # Imported here: alembic is a tenth of the command line's start-up, which a failing
+    # start (a service down, a bad setting) should not wait for.
+    from raffle.adapters.sql.migrate import upgrade
+
     for url in settings.database_urls:
         await upgrade(url, shard_tables=settings.shard_tables)
 
@@ -63,7 +68,16 @@ async def prepare_demo(settings: Settings) -> str:
     return password
 
 
+WORKER_STARTUP_SECONDS = 120
+
+
 def serve(settings: Settings, workers: int = 1) -> None:
+    logs.configure(settings)  # this process's; each worker process's in http/main.create
+    with metrics.shared_between(workers):
+        _uvicorn(settings, workers)
+
+
+def _uvicorn(settings: Settings, workers: int) -> None:
     import uvicorn
 
     uvicorn.run(
@@ -73,6 +87,11 @@ def serve(settings: Settings, workers: int = 1) -> None:
         port=settings.port,
         workers=workers,
         log_level="warning",
-        access_log=False,  # nothing at "warning" anyway; this skips building its arguments
+        log_config=None,  # uvicorn's lines go through the root logger, as ours (logs.py)
+        access_log=False,  # ours is http/observe.AccessLog
         loop="uvloop",
+        # A worker answers the supervisor's health check only once its imports are done; on
+        # a busy machine that took longer than uvicorn's 5 s, and the supervisor killed and
+        # started it again, for ever, with nothing in the log at "warning".
+        timeout_worker_healthcheck=WORKER_STARTUP_SECONDS,
     )

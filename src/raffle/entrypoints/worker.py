@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+
+import structlog
 
 from raffle.bootstrap import Raffle
 from raffle.domain.delivery import WON
@@ -24,7 +26,7 @@ from raffle.service.ports import dead_letters
 from raffle.service.relay import compensate, relay
 from raffle.service.stock_sync import sync_stock
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 TICK_SECONDS = 1.0
 SWEEP_EVERY = 300  # ticks between sweeps of expired sessions and old idempotency keys
@@ -69,7 +71,13 @@ async def _forever(loop: Callable[[], Awaitable[None]]) -> None:
 
 async def _relay(raffle: Raffle, fault: Fault) -> None:
     while True:
-        if not await relay(raffle.shards, raffle.broker, raffle.clock, fault=fault):
+        started = time.perf_counter()
+        published = await relay(
+            raffle.shards, raffle.broker, raffle.clock, fault=fault, metrics=raffle.metrics
+        )
+        if published:
+            log.info("relay", published=published, duration_ms=_ms_since(started))
+        else:
             await asyncio.sleep(IDLE_SECONDS)
 
 
@@ -77,7 +85,16 @@ def _delivering(raffle: Raffle, fault: Fault) -> Callable[[OutboxMessage], Await
     ctx = raffle.delivery()
 
     async def together(messages: Sequence[OutboxMessage]) -> list[Exception | None]:
-        return await deliver_together(messages, ctx, fault=fault)
+        started = time.perf_counter()
+        outcomes = await deliver_together(messages, ctx, fault=fault)
+        failed = sum(outcome is not None for outcome in outcomes)
+        log.info(
+            "delivery",
+            delivered=len(outcomes) - failed,
+            failed=failed,
+            duration_ms=_ms_since(started),
+        )
+        return outcomes
 
     batcher = Batcher(together)
 
@@ -90,45 +107,81 @@ def _delivering(raffle: Raffle, fault: Fault) -> Callable[[OutboxMessage], Await
 
 def _giving_up(raffle: Raffle) -> Callable[[OutboxMessage], Awaitable[None]]:
     async def handle(message: OutboxMessage) -> None:
+        raffle.metrics.dead_lettered()
         if await give_up(message, raffle.shards):
-            log.error("delivery failed for good, record marked failed: %s", message.key)
+            log.error("delivery failed for good, record marked failed", order_id=message.key)
 
     return handle
 
 
 async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
     """Start and close activities on time; now and then sweep what has expired and publish
-    again what the relay left behind."""
+    again what the relay left behind. Each job run is counted and logged (at debug when it
+    found nothing to do, as most ticks do); one that fails does not hold back the others."""
     age = timedelta(seconds=raffle.settings.republish_after_seconds)
     compensate_every = max(1, int(age.total_seconds() / TICK_SECONDS / 4))
     announced: set[tuple[int, int]] = set()
+
+    async def advancing() -> list[tuple[int, str]]:
+        moved = await advance(raffle.uow, raffle.clock.now())
+        if moved:
+            raffle.catalogue.forget()
+        return moved
+
+    async def compensating_job() -> int:
+        return await compensate(
+            raffle.shards,
+            raffle.broker,
+            raffle.clock,
+            age=age,
+            fault=fault,
+            metrics=raffle.metrics,
+        )
+
+    async def sweeping() -> int:
+        expired = await raffle.sessions.delete_expired()
+        return expired + await raffle.idempotency.delete_older(raffle.clock.now() - KEEP_KEYS)
+
     for tick in itertools.count():
-        try:
-            moved = await advance(raffle.uow, raffle.clock.now())
-            if moved:
-                raffle.catalogue.forget()
-                log.info("activities moved: %s", moved)
-            if compensating and tick % compensate_every == 0:
-                await compensate(raffle.shards, raffle.broker, raffle.clock, age=age, fault=fault)
-            if compensating and tick % STOCK_SYNC_EVERY == 0:
-                await _sync_stock(raffle, announced)
-            if tick % SWEEP_EVERY == 0:
-                await raffle.sessions.delete_expired()
-                await raffle.idempotency.delete_older(raffle.clock.now() - KEEP_KEYS)
-        except Exception:
-            log.exception("scheduler tick failed; trying again")
+        raffle.metrics.measure_pools(raffle.pools())
+        await _job(raffle, "advance", advancing)
+        if compensating and tick % compensate_every == 0:
+            await _job(raffle, "compensate", compensating_job)
+        if compensating and tick % STOCK_SYNC_EVERY == 0:
+            await _job(raffle, "stock_sync", lambda: _sync_stock(raffle, announced))
+        if tick % SWEEP_EVERY == 0:
+            await _job(raffle, "sweep", sweeping)
         await asyncio.sleep(TICK_SECONDS)
 
 
-async def _sync_stock(raffle: Raffle, announced: set[tuple[int, int]]) -> None:
-    """Only where claims exist (Redis stock): in memory the award rows are the stock."""
-    if raffle.ledger is None:
+async def _job(raffle: Raffle, job: str, run: Callable[[], Awaitable[object]]) -> None:
+    """One run of a scheduled job: `run` answers what it did (a count, the activities it
+    moved), falsy when nothing."""
+    started = time.perf_counter()
+    try:
+        done = await run()
+    except Exception:
+        raffle.metrics.job_ran(job, failed=True)
+        log.exception("job failed; trying again", job=job, duration_ms=_ms_since(started))
         return
+    raffle.metrics.job_ran(job, failed=False)
+    (log.info if done else log.debug)("job", job=job, done=done, duration_ms=_ms_since(started))
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+async def _sync_stock(raffle: Raffle, announced: set[tuple[int, int]]) -> int:
+    """Only where claims exist (Redis stock): in memory the award rows are the stock. The
+    units given back."""
+    if raffle.ledger is None:
+        return 0
 
     async def stock_zero(strategy_id: int, award_id: int) -> None:
-        log.warning("stock zero: prize %s of strategy %s is all won", award_id, strategy_id)
+        log.warning("stock zero: the prize is all won", strategy_id=strategy_id, award=award_id)
 
-    await sync_stock(
+    return await sync_stock(
         config=raffle.uow,
         catalogue=raffle.catalogue,
         shards=raffle.shards,

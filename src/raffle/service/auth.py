@@ -12,6 +12,7 @@ from typing import Protocol
 
 from raffle.domain.users import (
     NAME,
+    AccountLocked,
     Forbidden,
     InvalidCredentials,
     NameTaken,
@@ -19,6 +20,7 @@ from raffle.domain.users import (
     RateLimited,
     Session,
     User,
+    UserStatus,
     check_new_user,
 )
 from raffle.service.ports import Clock, RateLimiter, SessionStore, UnitOfWork
@@ -31,6 +33,7 @@ SESSION_TTL = 7 * 24 * 3600  # a session unused this long expires
 TOKEN_BYTES = 32
 
 WRONG_CREDENTIALS = "wrong name or password"
+LOCKED = "this account is locked; an operator can unlock it"
 
 
 class Hasher(Protocol):
@@ -84,10 +87,23 @@ async def login(
     if user is None:
         await limiter.hit(_failures(name), ACCOUNT_FAILURES, ACCOUNT_WINDOW)
         raise InvalidCredentials(WRONG_CREDENTIALS)
+    if user.status is UserStatus.LOCKED:  # told only to who knows the password
+        raise AccountLocked(LOCKED)
     token = secrets.token_urlsafe(TOKEN_BYTES)
     session = Session(user.id, user.is_admin, clock.now() + timedelta(seconds=ttl_seconds))
     await sessions.create(session, token_hash(token), ttl_seconds)
+    if await _locked(user.id, uow):
+        # Locked since the password was checked, its sessions ended maybe before this one
+        # existed: this one ends here.
+        await sessions.delete(token_hash(token))
+        raise AccountLocked(LOCKED)
     return token, session
+
+
+async def _locked(user_id: str, uow: UnitOfWork) -> bool:
+    async with uow:
+        user = await uow.users.get(user_id)
+    return user is None or user.status is UserStatus.LOCKED
 
 
 async def _throttle(name: str, ip: str, limiter: RateLimiter) -> None:

@@ -15,6 +15,7 @@ from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import RaffleError
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
+from raffle.domain.switches import without_rules
 from raffle.service.ports import UnitOfWork
 
 T = TypeVar("T")
@@ -28,13 +29,20 @@ class Catalogue:
     """Reads configuration through short-lived caches.
 
     Entries are re-read after `ttl` seconds, so a change made by another process is seen
-    within that time. Engines of frozen (running or closed) activities are kept for good:
-    their odds cannot change, and the engine remembers which prizes ran out.
+    within that time. Engines of frozen (running or closed) activities are kept until the
+    next forget(): their odds change only by a rule switched off or on (`rules_off`, the
+    switched-off rules of a strategy), and the engine remembers which prizes ran out.
     """
 
-    def __init__(self, uow: Callable[[], UnitOfWork], ttl: float = 1.0) -> None:
+    def __init__(
+        self,
+        uow: Callable[[], UnitOfWork],
+        ttl: float = 1.0,
+        rules_off: Callable[[int], frozenset[str]] = lambda strategy_id: frozenset(),
+    ) -> None:
         self._uow = uow
         self._ttl = ttl
+        self._rules_off = rules_off
         self._entries: dict[tuple[str, int], tuple[float, Any]] = {}
         self._engines: dict[int, DrawEngine] = {}
         self._loading: dict[tuple[str, int], asyncio.Future[Any]] = {}
@@ -53,13 +61,14 @@ class Catalogue:
         """The draw engine of the activity's strategy."""
         if (engine := self._engines.get(activity.strategy_id)) is not None:
             return engine
+        generation = self._generation
         async with self._uow() as uow:
             strategy = await uow.strategies.get(activity.strategy_id)
             awards = await uow.awards.all()
         if strategy is None:
             raise UnknownActivity(f"activity {activity.id} has no strategy")
-        engine = DrawEngine(strategy, awards)
-        if activity.state in FROZEN:
+        engine = DrawEngine(without_rules(strategy, self._rules_off(strategy.id)), awards)
+        if activity.state in FROZEN and generation == self._generation:
             self._engines[activity.strategy_id] = engine
         return engine
 

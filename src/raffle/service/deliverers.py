@@ -13,7 +13,15 @@ from raffle.domain.delivery import Grant
 from raffle.service import effects
 from raffle.service.catalogue import Catalogue
 from raffle.service.points import earn
-from raffle.service.ports import ChanceHints, Clock, Shards, ShardUnitOfWork, UnitOfWork
+from raffle.service.ports import (
+    UNMEASURED,
+    ChanceHints,
+    Clock,
+    Metrics,
+    Shards,
+    ShardUnitOfWork,
+    UnitOfWork,
+)
 from raffle.service.quotas import PackCredit, credit_pack, credit_packs
 from raffle.service.refusals import crediting
 
@@ -27,6 +35,7 @@ class DeliveryContext:
     shards: Shards
     clock: Clock
     hints: ChanceHints
+    metrics: Metrics = UNMEASURED  # counts each delivery attempt, by kind and result
 
 
 Effect = Callable[[ShardUnitOfWork], Awaitable[None]]

@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 
 Fault = Callable[[str], Awaitable[None]]  # a test seam: raises at a named point
 
+DELIVERED = "delivered"  # a delivery attempt's result when it did not fail
+UNKNOWN_KIND = "unknown"  # the kind of a message that names no award
+
 
 async def no_fault(point: str) -> None:
     return None
@@ -65,8 +68,10 @@ async def deliver_together(
 ) -> list[Exception | None]:
     """`deliver` for many messages, one transaction per shard instead of one per message;
     per message, None or why it failed. A transaction that fails is undone whole and its
-    messages are then delivered one by one, so one bad message never holds back the rest."""
+    messages are then delivered one by one, so one bad message never holds back the rest.
+    Each message is one attempt in `ctx.metrics`."""
     outcomes: list[Exception | None] = [None] * len(messages)
+    kinds = [UNKNOWN_KIND] * len(messages)
     groups: dict[int, list[tuple[int, Grant, Effect]]] = {}
     for i, message in enumerate(messages):
         try:
@@ -74,6 +79,7 @@ async def deliver_together(
         except Exception as error:
             outcomes[i] = error
             continue
+        kinds[i] = grant.award.kind.value
         groups.setdefault(ctx.shards.index(grant.user_id), []).append((i, grant, effect))
 
     async def shard(group: list[tuple[int, Grant, Effect]]) -> None:
@@ -99,8 +105,11 @@ async def deliver_together(
     # The shards at once: their transactions touch no common row, and a batch then takes
     # about as long as its slowest shard instead of the sum of them all.
     await asyncio.gather(*(shard(group) for group in groups.values()))
-    for message, outcome in zip(messages, outcomes, strict=True):
-        if outcome is not None:
+    for message, outcome, kind in zip(messages, outcomes, kinds, strict=True):
+        if outcome is None:
+            ctx.metrics.delivered(kind, DELIVERED)
+        else:
+            ctx.metrics.delivered(kind, delivery_error(outcome).code)
             await note_failure(message, outcome, ctx.shards)
     return outcomes
 

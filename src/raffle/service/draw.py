@@ -8,11 +8,13 @@ from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import (
+    UNMEASURED,
     Attempt,
     ChanceHints,
     Clock,
     Draw,
     DrawResult,
+    Metrics,
     PrizeStock,
     Shards,
 )
@@ -30,6 +32,7 @@ async def draw(
     rng: RandomSource,
     clock: Clock,
     hints: ChanceHints,
+    metrics: Metrics = UNMEASURED,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -40,7 +43,7 @@ async def draw(
     (draw_batch).
 
     A user the database just found without a chance is refused from the hints, without a
-    transaction (service/refusals.py).
+    transaction (service/refusals.py). `metrics` counts committed draws and those refusals.
     """
     now = clock.now()
     activity = await catalogue.activity(cmd.activity_id)
@@ -48,11 +51,18 @@ async def draw(
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
     engine = await catalogue.engine(activity)
     welcome = await catalogue.welcome(activity)
-    refusal = await look(hints, cmd.user_id, activity, welcome, cmd.request_key, now)
+    try:
+        refusal = await look(hints, cmd.user_id, activity, welcome, cmd.request_key, now)
+    except NoChances:
+        metrics.refused_fast()
+        raise
     await stock.prepare(activity.strategy_id)
     attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now)
     try:
-        return await shards.draws.run(attempt)
+        result = await shards.draws.run(attempt)
     except NoChances:
         await refusal.noted()
         raise
+    if not result.replayed:
+        metrics.drawn(activity.id, engine.outcome(result.award_id))
+    return result

@@ -41,6 +41,11 @@ class BatchedDraws:
     async def close(self) -> None:
         await self.batches.close()
 
+    def resize(self, size: int) -> None:
+        self.batches.size = size
+        for group in self._lanes.values():
+            group.size = size
+
     def _lane(self, user_id: str) -> GroupCommit[Attempt, DrawResult]:
         lane = self.batches.lane(user_id)
         if (group := self._lanes.get(lane)) is None:

@@ -36,6 +36,9 @@ class DrawsAlone:
     async def close(self) -> None:
         return None
 
+    def resize(self, size: int) -> None:
+        return None  # one draw per transaction, whatever the size
+
     async def _draw(self, attempt: Attempt) -> DrawResult:
         cmd, activity = attempt.cmd, attempt.activity
         async with self._shards.for_user(cmd.user_id) as uow:

@@ -22,7 +22,7 @@ class GroupCommit(Generic[T, R]):
     def __init__(
         self, together: Together[T, R], *, size: int, key: Callable[[T], Hashable]
     ) -> None:
-        self._together, self._size, self._key = together, size, key
+        self._together, self.size, self._key = together, size, key  # size: settable
         self._waiting: list[tuple[T, asyncio.Future[R]]] = []
         self._running: asyncio.Task[None] | None = None
 
@@ -39,7 +39,7 @@ class GroupCommit(Generic[T, R]):
         keys: set[Hashable] = set()
         for waiting in self._waiting:
             key = self._key(waiting[0])
-            if len(batch) < self._size and key not in keys and not waiting[1].done():
+            if len(batch) < self.size and key not in keys and not waiting[1].done():
                 batch.append(waiting)
                 keys.add(key)
             elif not waiting[1].done():  # a caller that gave up leaves no item behind

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from raffle.domain.activity import Activity
 from raffle.domain.quota import QuotaAccount, QuotaPack, SkuSoldOut, TopUpOrder
+from raffle.domain.users import UnknownUser
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import ChanceHints, Clock, Holder, Shards, ShardUnitOfWork, UnitOfWork
@@ -19,6 +20,7 @@ class TopUp:
     user_id: str
     sku: int
     out_business_no: str  # the caller's id for this purchase: a repeat credits nothing
+    open_account: bool = False  # credit a user id with no user account (else UnknownUser)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +43,14 @@ async def top_up(
 
     The SKU's stock lives in the configuration database and the account in the user's
     shard, so they are two transactions: the unit is taken first (guarded, never below
-    zero) and given back if the credit does not commit or was a repeat.
+    zero) and given back if the credit does not commit or was a repeat. A user id with no
+    account is refused (a mistyped id would credit nobody) unless `open_account` says so.
     """
     sku = await catalogue.sku(cmd.sku)
+    if not cmd.open_account:
+        async with config() as cfg:
+            if await cfg.users.get(cmd.user_id) is None:
+                raise UnknownUser(f"user {cmd.user_id!r} has no account; open_account credits it")
     pack = await catalogue.pack(sku.pack_id)
     activity = await catalogue.activity(sku.activity_id)
     welcome = await catalogue.welcome(activity)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from raffle.domain.draws import OutboxMessage
 from raffle.service.delivery import Fault, no_fault
-from raffle.service.ports import Broker, Clock, Shards, ShardUnitOfWork
+from raffle.service.ports import UNMEASURED, Broker, Clock, Metrics, Shards, ShardUnitOfWork
 
 BATCH = 200  # messages claimed per shard per round
 
@@ -19,10 +19,11 @@ async def relay(
     *,
     batch: int = BATCH,
     fault: Fault = no_fault,
+    metrics: Metrics = UNMEASURED,
 ) -> int:
     """One round over every shard: claim new messages (and failed ones whose backoff has
     passed), publish them, record the broker's answers. How many were published."""
-    return await _round(shards, broker, clock, batch, None, fault)
+    return await _round(shards, broker, clock, batch, None, fault, metrics)
 
 
 async def compensate(
@@ -33,11 +34,12 @@ async def compensate(
     age: timedelta,
     batch: int = BATCH,
     fault: Fault = no_fault,
+    metrics: Metrics = UNMEASURED,
 ) -> int:
     """Publish again what is still not published `age` after its row was last touched: a
     relay died between claiming and marking, or failures outlasted the backoff."""
     stale_before = clock.now() - age
-    return await _round(shards, broker, clock, batch, stale_before, fault)
+    return await _round(shards, broker, clock, batch, stale_before, fault, metrics)
 
 
 async def _round(
@@ -47,10 +49,11 @@ async def _round(
     batch: int,
     stale_before: datetime | None,
     fault: Fault,
+    metrics: Metrics,
 ) -> int:
     published = 0
     for uow in shards.every():
-        published += await _shard(uow, broker, clock, batch, stale_before, fault)
+        published += await _shard(uow, broker, clock, batch, stale_before, fault, metrics)
     return published
 
 
@@ -61,6 +64,7 @@ async def _shard(
     batch: int,
     stale_before: datetime | None,
     fault: Fault,
+    metrics: Metrics,
 ) -> int:
     async with uow:
         claimed = await uow.outbox.claim(clock.now(), batch, stale_before)
@@ -70,6 +74,10 @@ async def _shard(
     await fault("relay.claimed")
     answers = await broker.publish_many(claimed)
     await fault("relay.published")
+    now = clock.now()
+    for message, answer in zip(claimed, answers, strict=True):
+        if answer is None:
+            metrics.published((now - message.created_at).total_seconds())
     ok = _ids(claimed, answers, ok=True)
     failed = _ids(claimed, answers, ok=False)
     async with uow:  # the same shard, a new transaction

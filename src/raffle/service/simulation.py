@@ -10,7 +10,7 @@ from fractions import Fraction
 from raffle.domain.engine import DrawEngine, StockCounter
 from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import DrawContext
-from raffle.service.statistics import chi_square_p_value
+from raffle.service.statistics import ChiSquare, chi_square
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +25,12 @@ class PrizeTally:
 class Simulation:
     strategy_id: int
     draws: int
-    p_value: float
+    fit: ChiSquare  # of the counts against the exact odds
     prizes: tuple[PrizeTally, ...]
+
+    @property
+    def p_value(self) -> float | None:
+        return self.fit.p_value
 
 
 class _WatchedStock:
@@ -69,8 +73,8 @@ def simulate(
     tallies = tuple(
         PrizeTally(a, counts[a], float(expected.get(a, 0) / draws), counts[a] / draws) for a in ids
     )
-    p_value = chi_square_p_value([counts[a] for a in ids], [float(expected.get(a, 0)) for a in ids])
-    return Simulation(engine.strategy.id, draws, p_value, tallies)
+    fit = chi_square([counts[a] for a in ids], [float(expected.get(a, 0)) for a in ids])
+    return Simulation(engine.strategy.id, draws, fit, tallies)
 
 
 def _add(expected: dict[int, Fraction], odds: dict[int, Fraction], draws: int) -> None:

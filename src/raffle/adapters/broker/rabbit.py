@@ -118,6 +118,11 @@ class RabbitBroker:
         finally:
             await self._close_channel(robust, connection)
 
+    async def ready(self) -> None:
+        """Return once a publish could go out now: connected, the publishing channel open
+        (waits while aio-pika reconnects; the caller bounds the wait)."""
+        await self._confirming()
+
     async def close(self) -> None:
         connection, self._connection, self._publishing = self._connection, None, None
         if connection is not None:

@@ -10,17 +10,22 @@ from fastapi import FastAPI
 
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
-from raffle.entrypoints.http import openapi, problems
+from raffle.entrypoints.http import observe, openapi, problems
+from raffle.entrypoints.http.maintenance import Maintenance
 from raffle.entrypoints.http.routes import (
+    accounts,
     admin,
     auth,
     campaigns,
     delivery,
+    docs,
     draw,
     engagement,
+    health,
     pages,
     player,
     prizes,
+    switches,
 )
 
 
@@ -33,32 +38,35 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        running = asyncio.create_task(worker.run(raffle, parts)) if scheduler else None
+        running = [asyncio.create_task(raffle.switches.watch())]
+        if scheduler:
+            running.append(asyncio.create_task(worker.run(raffle, parts)))
         try:
             yield
         finally:
-            if running is not None:
-                running.cancel()
+            for task in running:
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await running
+                    await task
 
     app = FastAPI(
         title="raffle",
         version="0.1.0",
         summary="Marketing raffles with exact, published odds and no oversell.",
         lifespan=lifespan,
+        docs_url=None,  # routes/docs.py serves it, offline
+        redoc_url=None,  # ReDoc's script would come from a CDN
         # the draw first, tried before any other route: it is the hot one (see routes/draw.py)
         routes=[draw.route],
     )
     app.state.raffle = raffle
+    app.add_middleware(Maintenance, switches=raffle.switches)
+    observe.install(app, raffle)  # outside Maintenance: its 503s are logged and counted too
     problems.install(app)
     openapi.install(app, draw.document)
-    for module in (player, auth, admin, campaigns, engagement, prizes, delivery, pages):
+    routers = (player, auth, admin, accounts, switches, campaigns, engagement, prizes, delivery)
+    for module in (*routers, pages, docs, health):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
-
-    @app.get("/api/health", tags=["ops"])
-    async def health() -> dict[str, str]:
-        return {"status": "ok"}
-
+    app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     return app

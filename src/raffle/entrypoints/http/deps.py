@@ -6,11 +6,12 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from structlog.contextvars import bind_contextvars
 
 from raffle.bootstrap import Raffle
 from raffle.domain.users import NotAuthenticated, Session
 from raffle.service.auth import authenticate, require_admin
-from raffle.service.idempotency import check_key
+from raffle.service.idempotency import MAX_KEY, check_key
 
 bearer = HTTPBearer(auto_error=False, description="The token `POST /api/auth/login` returned.")
 
@@ -38,7 +39,9 @@ def bearer_token(authorization: str | None) -> str:
 async def session_of(raffle: Raffle, authorization: str | None) -> Session:
     """The acting user: always from the session, never from the request's body or query."""
     token = bearer_token(authorization)
-    return await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
+    session = await authenticate(token, raffle.sessions, raffle.settings.session_ttl_seconds)
+    bind_contextvars(user_id=session.user_id)  # on the request's log line (observe.py)
+    return session
 
 
 # HTTPBearer puts the scheme in the OpenAPI document; the header itself is read by
@@ -72,7 +75,11 @@ AdminSession = Annotated[Session, Depends(get_admin)]
 
 IDEMPOTENCY_KEY = "Any unique string: a retry with it replays the first answer."
 
-IdempotencyHeader = Annotated[str | None, Header(description=IDEMPOTENCY_KEY)]
+# The length is checked by check_key (422 invalid_idempotency_key), as on the draw's own route.
+IdempotencyHeader = Annotated[
+    str | None,
+    Header(description=IDEMPOTENCY_KEY, json_schema_extra={"minLength": 1, "maxLength": MAX_KEY}),
+]
 
 
 async def get_idempotency_key(idempotency_key: IdempotencyHeader = None) -> str | None:

@@ -8,11 +8,16 @@ from pydantic import BaseModel, Field
 
 from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.rebates import RebateOrder
+from raffle.entrypoints.http import examples
+from raffle.entrypoints.http.bounds import Id, UserId
+from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.schemas import AccountOut
 from raffle.service.shop import ShopItem
 
 
 class PointsOrderOut(BaseModel):
+    model_config = examples_of(examples.POINTS_ORDER)
+
     order_id: str
     kind: str = Field(description="earn or spend")
     amount: int = Field(description="Always positive; `kind` says which way.")
@@ -29,6 +34,8 @@ class PointsOrderOut(BaseModel):
 
 
 class BalanceOut(BaseModel):
+    model_config = examples_of(examples.BALANCE)
+
     total: int = Field(description="Every point ever earned.")
     available: int = Field(description="What can be spent now; never negative.")
 
@@ -38,16 +45,22 @@ class BalanceOut(BaseModel):
 
 
 class PointsOut(BaseModel):
+    model_config = examples_of(examples.POINTS)
+
     balance: BalanceOut
     orders: list[PointsOrderOut] = Field(description="Newest first.")
     next: str | None = Field(description="Pass as `before` for the next page; null at the end.")
 
 
 class ExchangeIn(BaseModel):
-    sku: int = Field(description="The SKU whose chances are bought at its points price.")
+    model_config = examples_of(examples.EXCHANGE_IN)
+
+    sku: Id = Field(description="The SKU whose chances are bought at its points price.")
 
 
 class ExchangeOut(BaseModel):
+    model_config = examples_of(examples.EXCHANGE)
+
     exchanged: bool = Field(
         description="False: this Idempotency-Key was exchanged before; nothing changed now."
     )
@@ -57,6 +70,8 @@ class ExchangeOut(BaseModel):
 
 
 class RebateOut(BaseModel):
+    model_config = examples_of(examples.REBATE)
+
     order_id: str
     activity_id: int
     behaviour: str
@@ -74,6 +89,8 @@ class RebateOut(BaseModel):
 
 
 class SignInOut(BaseModel):
+    model_config = examples_of(examples.SIGN_IN)
+
     granted: bool = Field(description="False: already signed in today; nothing granted again.")
     day: date = Field(description="Today in the activity's time zone.")
     streak: int = Field(description="Consecutive days signed in, up to today.")
@@ -81,6 +98,8 @@ class SignInOut(BaseModel):
 
 
 class SignInsOut(BaseModel):
+    model_config = examples_of(examples.SIGN_INS)
+
     month: str = Field(examples=["2026-11"])
     days: list[int] = Field(description="The days of the month signed in, ascending.")
     today: date
@@ -92,8 +111,10 @@ class SignInsOut(BaseModel):
 
 
 class BehaviourIn(BaseModel):
-    user_id: str = Field(min_length=1, max_length=32)
-    activity_id: int
+    model_config = examples_of(examples.BEHAVIOUR_IN)
+
+    user_id: UserId
+    activity_id: Id
     behaviour: str = Field(min_length=1, max_length=32, examples=["share"])
     business_key: str = Field(
         min_length=1, max_length=64, description="What makes two reports one, e.g. a payment id."
@@ -101,12 +122,16 @@ class BehaviourIn(BaseModel):
 
 
 class BehaviourOut(BaseModel):
+    model_config = examples_of(examples.BEHAVIOUR)
+
     granted: bool = Field(description="False: rebated before under this business key.")
     rebate: RebateOut
 
 
 class SkuOut(BaseModel):
     """A SKU on sale: the chances its pack adds, its price in points, its stock left."""
+
+    model_config = examples_of(examples.SKU)
 
     sku: int
     activity_id: int

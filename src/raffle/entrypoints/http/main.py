@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
+import os
 
 from fastapi import FastAPI
 
+from raffle.adapters.metrics import forget_process
 from raffle.bootstrap import bootstrap
+from raffle.entrypoints import logs
 from raffle.entrypoints.http.app import create_app
 from raffle.settings import Settings
 
@@ -14,7 +18,10 @@ GC_YOUNG_THRESHOLD = 10_000  # CPython's default is 700
 
 
 def create() -> FastAPI:
-    app = create_app(bootstrap(Settings()))
+    settings = Settings()
+    logs.configure(settings)
+    atexit.register(forget_process, os.getpid())  # its pools leave the shared metrics
+    app = create_app(bootstrap(settings))
     _settle_garbage_collector()
     return app
 
@@ -22,9 +29,9 @@ def create() -> FastAPI:
 def _settle_garbage_collector() -> None:
     """What start-up made (modules, the routes, the SQLAlchemy and pydantic machinery: most
     of the heap, for the life of the process) is frozen: full collections stop walking it
-    (they took ~6 % of a draw's CPU, each ~120 ms with the event loop stopped, several
-    times in 15 s at a peak: most of the draws' p99). The young generation, a request's
-    short-lived objects, is collected less often. Only in the server's worker processes:
+    (each stops the event loop, several times a minute at a peak: most of the draws' p99,
+    bench/README.md). The young generation, a request's short-lived objects, is collected
+    less often. Only in the server's worker processes:
     tests make many apps."""
     gc.collect()
     gc.freeze()

@@ -1,4 +1,5 @@
-"""The OpenAPI document: FastAPI's, plus the path items of routes FastAPI does not serve."""
+"""The OpenAPI document: FastAPI's, plus the path items of routes FastAPI does not serve, with
+every problem an operation can answer and an example of everything it takes and answers."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from fastapi.security.base import SecurityBase
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from raffle.entrypoints.http.problems import MEDIA_TYPE, Problem
+from raffle.entrypoints.http.problems import MEDIA_TYPE, Problem, example
 
 Document = dict[str, Any]
 
@@ -36,7 +37,7 @@ def install(app: FastAPI, *extensions: Callable[[Document], None]) -> None:
                 servers=app.servers,
                 separate_input_output_schemas=app.separate_input_output_schemas,
             )
-            for extend in extensions:
+            for extend in (*extensions, complete):
                 extend(document)
             app.openapi_schema = document
         return app.openapi_schema
@@ -61,13 +62,56 @@ def security(document: Document, scheme: SecurityBase) -> list[dict[str, list[st
     return [{name: []}]
 
 
-def problems(document: Document, *statuses: int) -> Document:
-    """The `responses` of the problems an operation can answer with (problem+json)."""
+def complete(document: Document) -> None:
+    """Every operation: its problems as problem+json (RFC 9457) with an example each, the
+    refusals any operation can meet (a malformed body 400, no session 401, invalid input
+    422, a part that did not answer 503), and the example of each schema it takes and
+    answers lifted into it."""
     ref = schema_ref(document, Problem)
-    return {
-        str(status): {
-            "description": HTTPStatus(status).phrase,
-            "content": {MEDIA_TYPE: {"schema": ref}},
-        }
-        for status in statuses
-    }
+    components = document["components"]["schemas"]
+    for operation in _operations(document):
+        responses = operation["responses"]
+        if "requestBody" in operation:
+            responses.setdefault("400", {})
+        if operation.get("security"):
+            responses.setdefault("401", {})
+        if "requestBody" in operation or operation.get("parameters"):
+            responses.setdefault("422", {})
+        responses.setdefault("503", {})
+        for status, response in responses.items():
+            if status.startswith("2"):
+                continue
+            response["description"] = HTTPStatus(int(status)).phrase
+            declared = {  # an answer of the operation's own besides the problem (e.g. ready)
+                media: body
+                for media, body in response.get("content", {}).items()
+                if body.get("schema", {}).get("$ref", "").rsplit("/", 1)[-1]
+                not in ("", "HTTPValidationError")
+            }
+            problem = {"schema": ref, "example": example(int(status))}
+            response["content"] = {**declared, MEDIA_TYPE: problem}
+        answers = [r for s, r in responses.items() if s.startswith("2")]
+        for body in (operation.get("requestBody", {}), *answers):
+            for media in body.get("content", {}).values():
+                found = _example_of(media.get("schema", {}), components)
+                if "example" not in media and "examples" not in media and found is not None:
+                    media["example"] = found
+    for unused in ("HTTPValidationError", "ValidationError"):  # FastAPI's 422, replaced
+        components.pop(unused, None)
+
+
+def _operations(document: Document) -> list[Document]:
+    return [op for item in document["paths"].values() for op in item.values()]
+
+
+def _example_of(schema: Document, components: Document) -> Any:
+    """The first example of `schema` (or of the component it refers to); of an array, a list
+    of its items' example."""
+    if "$ref" in schema:
+        schema = components[schema["$ref"].rsplit("/", 1)[-1]]
+    if examples := schema.get("examples"):
+        return examples[0]
+    if schema.get("type") == "array":
+        item = _example_of(schema.get("items", {}), components)
+        return None if item is None else [item]
+    return None

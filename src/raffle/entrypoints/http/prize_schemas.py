@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from raffle.domain.awards import AwardKind
-from raffle.domain.fulfilment import MAX_CODES_PER_IMPORT, AccessGrant, Address, PoolStats, Shipment
+from raffle.domain.fulfilment import (
+    CODE_MAX,
+    MAX_CODES_PER_IMPORT,
+    AccessGrant,
+    Address,
+    PoolStats,
+    Shipment,
+)
+from raffle.entrypoints.http import examples
+from raffle.entrypoints.http.bounds import UserId
+from raffle.entrypoints.http.examples import examples_of
 from raffle.service.wins import WonPrize
 
 
 class AddressBody(BaseModel):
     """A shipping address; the limits are checked field by field (`invalid_address`)."""
+
+    model_config = examples_of(examples.ADDRESS)
 
     name: str = Field(max_length=1000, description="The recipient.", examples=["张三"])
     phone: str = Field(max_length=1000, examples=["138 0013 8000"])
@@ -29,6 +42,8 @@ class AddressBody(BaseModel):
 
 
 class ShipmentOut(BaseModel):
+    model_config = examples_of(examples.SHIPMENT)
+
     order_id: str
     user_id: str
     award_id: int
@@ -48,17 +63,23 @@ class ShipmentOut(BaseModel):
 
 
 class ShipmentsOut(BaseModel):
+    model_config = examples_of(examples.SHIPMENTS)
+
     shipments: list[ShipmentOut]
     next: str | None = Field(description="Pass as `after` for the next page; null at the end.")
 
 
 class ShipIn(BaseModel):
-    user_id: str = Field(min_length=1, max_length=32, description="The winner (see the list).")
+    model_config = examples_of(examples.SHIP_IN)
+
+    user_id: UserId = Field(description="The winner (see the list).")
     tracking: str | None = Field(None, max_length=64, description="The carrier's number.")
 
 
 class DeliveryOut(BaseModel):
     """What the prize's delivery left, by kind; null for points, chances and thanks."""
+
+    model_config = examples_of(examples.DELIVERY)
 
     coupon_code: str | None = Field(description="coupon: the code, once handed out.")
     content_id: str | None = Field(description="content: the content opened.")
@@ -79,6 +100,8 @@ class DeliveryOut(BaseModel):
 
 
 class GrantOut(BaseModel):
+    model_config = examples_of(examples.GRANT)
+
     content_id: str
     order_id: str = Field(description="The raffle order that granted it.")
     granted_at: datetime
@@ -89,10 +112,16 @@ class GrantOut(BaseModel):
 
 
 class CodesIn(BaseModel):
-    codes: list[str] = Field(min_length=1, max_length=MAX_CODES_PER_IMPORT)
+    model_config = examples_of(examples.CODES_IN)
+
+    codes: list[Annotated[str, Field(max_length=CODE_MAX)]] = Field(
+        min_length=1, max_length=MAX_CODES_PER_IMPORT
+    )
 
 
 class PoolOut(BaseModel):
+    model_config = examples_of(examples.POOL)
+
     pool: str
     total: int
     handed: int
@@ -104,5 +133,7 @@ class PoolOut(BaseModel):
 
 
 class ImportOut(BaseModel):
+    model_config = examples_of(examples.IMPORTED)
+
     added: int = Field(description="Codes new to the pool; ones it held are skipped.")
     pool: PoolOut

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
@@ -25,19 +26,25 @@ from raffle.domain.fulfilment import (
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
+from raffle.domain.switches import InvalidSwitch
 from raffle.domain.users import (
+    AccountLocked,
     Forbidden,
     InvalidCredentials,
     InvalidInput,
     NameTaken,
     NotAuthenticated,
     RateLimited,
+    UnknownUser,
 )
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
 
 MEDIA_TYPE = "application/problem+json"
+
+# Starlette's and FastAPI's own refusals: 400 is a body that is not the JSON it claims to be.
+HTTP_CODES = {400: "malformed_request", 404: "not_found", 405: "method_not_allowed"}
 
 STATUS: dict[type[RaffleError], int] = {
     InvalidInput: 422,
@@ -52,11 +59,13 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidCredentials: 401,
     NotAuthenticated: 401,
     Forbidden: 403,
+    AccountLocked: 403,
     UnknownActivity: 404,
     UnknownSku: 404,
     UnknownStrategy: 404,
     PrizeNotFound: 404,
     UnknownWin: 404,
+    UnknownUser: 404,
     NotFailed: 409,
     NotDeliverable: 422,
     ActivityNotOpen: 409,
@@ -69,6 +78,7 @@ STATUS: dict[type[RaffleError], int] = {
     IllegalShipment: 409,
     CodePoolEmpty: 409,
     RateLimited: 429,
+    InvalidSwitch: 422,
     Unavailable: 503,
     InvalidPoints: 422,
     InvalidBehaviour: 422,
@@ -77,17 +87,27 @@ STATUS: dict[type[RaffleError], int] = {
 }
 
 
+class ProblemDetail(BaseModel):
+    """One of several problems of a request: where, and what is wrong there."""
+
+    at: str = Field(description="The field (`body.sku`) or file path (`strategies.0.rate`).")
+    message: str
+    line: int | None = Field(None, description="A campaign file's line, from 1.")
+
+
 class Problem(BaseModel):
     """RFC 9457 problem details, with our stable error code."""
 
-    type: str
-    title: str
-    status: int
-    detail: str
-    code: str
-    current_state: str | None = None
-    retry_after: int | None = None
-    errors: list[dict[str, Any]] | None = None
+    type: str = Field(description="A URI reference naming the kind: `/problems/{code}`.")
+    title: str = Field(description="The code in words.")
+    status: int = Field(description="The HTTP status, repeated.")
+    detail: str = Field(description="What went wrong this time, for a person to read.")
+    code: str = Field(description="Stable and machine-readable: branch on it, not on `detail`.")
+    current_state: str | None = Field(
+        None, description="A workflow step or shipment refused: the state it is in."
+    )
+    retry_after: int | None = Field(None, description="Seconds to wait (as `Retry-After`).")
+    errors: list[ProblemDetail] | None = Field(None, description="Each problem of the input.")
 
 
 def problem_of(error: RaffleError) -> Problem:
@@ -98,7 +118,7 @@ def problem_of(error: RaffleError) -> Problem:
     if isinstance(error, RateLimited):
         extra["retry_after"] = error.retry_after
     if isinstance(error, Unavailable):
-        extra["retry_after"] = 1
+        extra["retry_after"] = error.retry_after
     if isinstance(error, InvalidCampaignFile):
         extra["errors"] = [
             {"line": p.line, "at": p.where, "message": p.message} for p in error.problems
@@ -123,8 +143,18 @@ def response_of(problem: Problem) -> JSONResponse:
 
 
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` for the problems a route can answer with."""
-    return {s: {"model": Problem, "content": {MEDIA_TYPE: {}}} for s in statuses}
+    """OpenAPI `responses` for the problems a route can answer with: the document gives each
+    the problem+json schema and an example (openapi.py)."""
+    return {s: {"description": HTTPStatus(s).phrase} for s in statuses}
+
+
+def example(status: int) -> dict[str, Any]:
+    """A problem answered with `status`, for the OpenAPI document."""
+    return EXAMPLES.get(status) or _example(status, "http_error", HTTPStatus(status).description)
+
+
+def _example(status: int, code: str, detail: str, **extra: Any) -> dict[str, Any]:
+    return _problem(status, code, detail, **extra).model_dump(exclude_none=True)
 
 
 def install(app: FastAPI) -> None:
@@ -141,7 +171,7 @@ def install(app: FastAPI) -> None:
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
-        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        code = HTTP_CODES.get(error.status_code, "http_error")
         return response_of(_problem(error.status_code, code, str(error.detail)))
 
     app.add_exception_handler(RaffleError, raffle_error)
@@ -154,3 +184,26 @@ def _problem(status: int, code: str, detail: str, **extra: Any) -> Problem:
     return Problem(
         type=f"/problems/{code}", title=title, status=status, detail=detail, code=code, **extra
     )
+
+
+# One problem per status, for the OpenAPI document: what a client meets most often there.
+EXAMPLES: dict[int, dict[str, Any]] = {
+    400: _example(400, "malformed_request", "There was an error parsing the body"),
+    401: _example(401, "not_authenticated", "log in first: send 'Authorization: Bearer <token>'"),
+    403: _example(403, "forbidden", "operators only"),
+    404: _example(404, "unknown_activity", "activity 424242 does not exist"),
+    409: _example(409, "no_chances", "no chances left today"),
+    422: _example(
+        422,
+        "invalid_input",
+        "the request is not valid",
+        errors=[
+            ProblemDetail(
+                at="path.activity_id",
+                message="Input should be less than or equal to 9223372036854775807",
+            )
+        ],
+    ),
+    429: _example(429, "rate_limited", "at most 10 draws per second", retry_after=1),
+    503: _example(503, "unavailable", "prize stock is unavailable", retry_after=1),
+}

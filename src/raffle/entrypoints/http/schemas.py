@@ -11,6 +11,9 @@ from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
 from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
+from raffle.entrypoints.http import examples
+from raffle.entrypoints.http.bounds import Id, UserId
+from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.draw import DrawResult
@@ -19,22 +22,30 @@ from raffle.service.wins import WonPrize
 
 
 class Credentials(BaseModel):
+    model_config = examples_of(examples.CREDENTIALS)
+
     name: str = Field(min_length=1, max_length=64, examples=["alice"])
     password: str = Field(min_length=1, max_length=1024)
 
 
 class UserOut(BaseModel):
+    model_config = examples_of(examples.USER)
+
     id: str
     is_admin: bool
 
 
 class LoginOut(BaseModel):
+    model_config = examples_of(examples.LOGIN)
+
     token: str
     expires_at: datetime
     user: UserOut
 
 
 class ActivityOut(BaseModel):
+    model_config = examples_of(examples.ACTIVITY)
+
     id: int
     name: str
     description: str
@@ -53,6 +64,8 @@ class ActivityOut(BaseModel):
 
 
 class PrizeOut(BaseModel):
+    model_config = examples_of(examples.PRIZE)
+
     award_id: int
     title: str
     rate: str = Field(description="The configured probability, an exact decimal.")
@@ -69,11 +82,15 @@ class PrizeOut(BaseModel):
 
 
 class TierOut(BaseModel):
+    model_config = examples_of(examples.TIER)
+
     threshold: int
     award_ids: list[int]
 
 
 class OddsOut(BaseModel):
+    model_config = examples_of(examples.ODDS)
+
     activity: ActivityOut
     exhaustion: str
     prizes: list[PrizeOut]
@@ -98,6 +115,8 @@ class OddsOut(BaseModel):
 
 
 class AccountOut(BaseModel):
+    model_config = examples_of(examples.ACCOUNT)
+
     activity_id: int
     total: int
     total_left: int
@@ -115,20 +134,28 @@ class AccountOut(BaseModel):
 
 
 class MyPrizeOut(PrizeOut):
+    model_config = examples_of(examples.MY_PRIZE)
+
     draws_to_unlock: int = Field(description="Draws to make before one that can win it.")
 
 
 class MyTierOut(TierOut):
+    model_config = examples_of(examples.MY_TIER)
+
     draws_to_reach: int
 
 
 class MyPrizesOut(BaseModel):
+    model_config = examples_of(examples.MY_PRIZES)
+
     account: AccountOut
     prizes: list[MyPrizeOut]
     weight_tiers: list[MyTierOut]
 
 
 class DrawOut(BaseModel):
+    model_config = examples_of(examples.DRAW)
+
     order_id: str
     activity_id: int
     award_id: int
@@ -169,8 +196,8 @@ class DrawOut(BaseModel):
 
 def draw_json(r: DrawResult, award: Award) -> str:
     """`DrawOut.of(r, award).model_dump_json()`, byte for byte, without building the model:
-    the answer to every draw, where pydantic was ~1 % of the request (tests/unit/test_schemas
-    holds the two together). Strings go through the json module's C escaping, which pydantic
+    the answer to every draw, the hot route (tests/unit/test_schemas holds the two
+    together). Strings go through the json module's C escaping, which pydantic
     matches with non-ASCII left as it is."""
     points = "null" if r.points is None else r.points
     return (
@@ -189,22 +216,34 @@ def _iso(at: datetime) -> str:
 
 
 class HistoryOut(BaseModel):
+    model_config = examples_of(examples.HISTORY)
+
     draws: list[DrawOut]
     next: str | None = Field(description="Pass as `before` for the next page; null at the end.")
 
 
 class TopUpIn(BaseModel):
-    user_id: str = Field(min_length=1, max_length=32)
-    sku: int
+    model_config = examples_of(examples.TOP_UP_IN)
+
+    user_id: UserId
+    sku: Id
     out_business_no: str = Field(min_length=1, max_length=64)
+    open_account: bool = Field(
+        False,
+        description="Credit a user id that has no account yet (else 404 `unknown_user`).",
+    )
 
 
 class TopUpOut(BaseModel):
+    model_config = examples_of(examples.TOP_UP)
+
     credited: bool
     account: AccountOut
 
 
 class LoadedOut(BaseModel):
+    model_config = examples_of(examples.LOADED)
+
     awards: int
     strategies: int
     activities: int
@@ -214,6 +253,8 @@ class LoadedOut(BaseModel):
 
 
 class PrizeDriftOut(BaseModel):
+    model_config = examples_of(examples.DRIFT)
+
     award_id: int
     stock: int
     claims: int

@@ -25,6 +25,7 @@ from raffle.service.ports.draws import (
     DrawStore,
 )
 from raffle.service.ports.hints import ChanceHints, Holder, Look
+from raffle.service.ports.metrics import UNMEASURED, Metrics
 from raffle.service.ports.runtime import (
     Broker,
     Handler,
@@ -50,8 +51,10 @@ from raffle.service.ports.shards import (
     TopUpRepository,
     WinRepository,
 )
+from raffle.service.ports.switches import SwitchNews, SwitchStore
 
 __all__ = [
+    "UNMEASURED",
     "AccessGrantRepository",
     "ActivityRepository",
     "Attempt",
@@ -75,6 +78,7 @@ __all__ = [
     "Holder",
     "IdempotencyStore",
     "Look",
+    "Metrics",
     "OrderRepository",
     "OutboxRepository",
     "PackRepository",
@@ -91,6 +95,8 @@ __all__ = [
     "SignInCalendar",
     "SkuRepository",
     "StrategyRepository",
+    "SwitchNews",
+    "SwitchStore",
     "TopUpRepository",
     "Transaction",
     "UnitOfWork",

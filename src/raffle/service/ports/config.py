@@ -12,7 +12,7 @@ from raffle.domain.fulfilment import PoolStats
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
-from raffle.domain.users import User
+from raffle.domain.users import User, UserStatus
 from raffle.service.ports.base import Transaction
 
 
@@ -86,6 +86,20 @@ class UserRepository(Protocol):
         ...
 
     async def get(self, user_id: str) -> User | None: ...
+
+    async def first(self, limit: int) -> list[User]:
+        """Up to `limit` users, by name."""
+        ...
+
+    async def count(self) -> int: ...
+
+    async def set_status(self, user_id: str, status: UserStatus) -> bool:
+        """False when there is no such user."""
+        ...
+
+    async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
+        """False when there is no such user."""
+        ...
 
 
 class RebateRuleRepository(Protocol):

@@ -69,6 +69,10 @@ class DrawStore(Protocol):
         """Close what the store keeps open between draws."""
         ...
 
+    def resize(self, size: int) -> None:
+        """At most `size` draws in one transaction from now on (where draws share one)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Chance:

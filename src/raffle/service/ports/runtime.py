@@ -57,6 +57,10 @@ class SessionStore(Protocol):
 
     async def delete(self, token_hash: str) -> None: ...
 
+    async def end_all(self, user_id: str) -> int:
+        """End every session of the user at once; how many there were."""
+        ...
+
     async def delete_expired(self) -> int:
         """Forget sessions that expired untouched; how many there were."""
         ...

@@ -164,6 +164,10 @@ class OutboxRepository(Protocol):
         """How many messages are in each state (create, sending, published, failed)."""
         ...
 
+    async def backlog(self) -> tuple[int, datetime | None]:
+        """Messages not published yet, and when the oldest of them was written (None: none)."""
+        ...
+
 
 class DeliveryRepository(Protocol):
     """Delivered effects, one row per order: its primary key makes a second delivery of the

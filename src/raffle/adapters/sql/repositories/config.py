@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, case, select, update
+from sqlalchemy import Row, case, func, select, update
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import insert_ignore, upsert
 from raffle.adapters.sql.tables import config as tables
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.quota import QuotaPack, Sku
-from raffle.domain.users import User
+from raffle.domain.users import User, UserStatus
 
 
 class SqlActivityRepository:
@@ -178,7 +178,33 @@ class SqlUserRepository:
             select(tables.user_account).where(tables.user_account.c.user_id == user_id)
         )
         row = rows.first()
-        return None if row is None else User(row.user_id, row.password_hash, row.is_admin)
+        return None if row is None else _user(row)
+
+    async def first(self, limit: int) -> list[User]:
+        table = tables.user_account
+        rows = await self._connection.execute(select(table).order_by(table.c.user_id).limit(limit))
+        return [_user(row) for row in rows]
+
+    async def count(self) -> int:
+        found = await self._connection.execute(
+            select(func.count()).select_from(tables.user_account)
+        )
+        return int(found.scalar_one())
+
+    async def set_status(self, user_id: str, status: UserStatus) -> bool:
+        return await self._update(user_id, status=status.value)
+
+    async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
+        return await self._update(user_id, password_hash=password_hash)
+
+    async def _update(self, user_id: str, **values: object) -> bool:
+        table = tables.user_account
+        statement = update(table).where(table.c.user_id == user_id).values(**values)
+        return (await self._connection.execute(statement)).rowcount == 1
+
+
+def _user(row: Row[Any]) -> User:
+    return User(row.user_id, row.password_hash, row.is_admin, UserStatus(row.status))
 
 
 class SqlCampaignLoads:

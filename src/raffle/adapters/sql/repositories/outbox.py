@@ -83,10 +83,20 @@ class SqlOutboxRepository:
         )
         return int(await self._connection.scalar(query) or 0)
 
+    async def backlog(self) -> tuple[int, datetime | None]:
+        t = self._table
+        # By state, not `<> 'published'`: the (state, updated_at) index finds them.
+        query = select(func.count(), func.min(t.c.created_at)).where(t.c.state.in_(_BACKLOG))
+        count, oldest = (await self._connection.execute(query)).one()
+        return int(count), oldest
+
     async def states(self) -> dict[str, int]:
         t = self._table
         query = select(t.c.state, func.count()).group_by(t.c.state)
         return {str(row[0]): int(row[1]) for row in await self._connection.execute(query)}
+
+
+_BACKLOG = ("create", "sending", "failed")  # every state but published
 
 
 def _due(t: Table, now: datetime) -> ColumnElement[bool]:

@@ -131,26 +131,41 @@ sku = Table(
     Index(None, "activity_id"),
 )
 
-user_account = Table(
-    "user_account",
-    metadata,
-    Column("user_id", String(32), primary_key=True),
-    Column("password_hash", String(255), nullable=False),
-    Column("is_admin", Boolean, nullable=False),
-    Column("created_at", UtcDateTime, nullable=False),
-)
 
-# Sessions of the embedded default (Redis holds them in production). Only a hash of the
-# token is stored: a leaked table does not leak sessions.
-session = Table(
-    "session",
-    metadata,
-    Column("token_hash", String(64), primary_key=True),
-    Column("user_id", String(32), nullable=False),
-    Column("is_admin", Boolean, nullable=False),
-    Column("expires_at", UtcDateTime, nullable=False),
-    Index(None, "expires_at"),
-)
+def status_column() -> Column[str]:
+    """An account's status (domain `UserStatus`); rows from before it are active."""
+    return Column("status", String(16), nullable=False, server_default="active")
+
+
+def define_users(metadata: MetaData, *, status: bool = True) -> tuple[Table, Table]:
+    """The accounts and their sessions; as migration 0002 made them with `status=False`
+    (0009 adds the account's status and the index of sessions by user)."""
+    accounts = Table(
+        "user_account",
+        metadata,
+        Column("user_id", String(32), primary_key=True),
+        Column("password_hash", String(255), nullable=False),
+        Column("is_admin", Boolean, nullable=False),
+        Column("created_at", UtcDateTime, nullable=False),
+        *([status_column()] if status else []),
+    )
+    # Sessions of the embedded default (Redis holds them in production). Only a hash of the
+    # token is stored: a leaked table does not leak sessions. By user: a locked account's
+    # sessions end at once.
+    sessions = Table(
+        "session",
+        metadata,
+        Column("token_hash", String(64), primary_key=True),
+        Column("user_id", String(32), nullable=False),
+        Column("is_admin", Boolean, nullable=False),
+        Column("expires_at", UtcDateTime, nullable=False),
+        Index(None, "expires_at"),
+        *([Index(None, "user_id")] if status else []),
+    )
+    return accounts, sessions
+
+
+user_account, session = define_users(metadata)
 
 # Idempotency-Key records: `status` NULL while the first request is still in flight.
 idempotency = Table(
@@ -199,4 +214,33 @@ campaign_load = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=False),
     Column("loads", BigInteger, nullable=False),
+)
+
+# Runtime switches an operator set (domain/switches.py); one not here has its default.
+switch = Table(
+    "switch",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(16), nullable=False),
+)
+
+# One row: every switch change moves `version` on, in its transaction. Processes poll it,
+# and its row lock makes changes take turns, so each audit row's old value is exact.
+switch_version = Table(
+    "switch_version",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
+)
+
+# Every change: who, when, old and new value, at which version.
+switch_change = Table(
+    "switch_change",
+    metadata,
+    Column("version", BigInteger, primary_key=True, autoincrement=False),
+    Column("name", String(64), nullable=False),
+    Column("old_value", String(16), nullable=False),
+    Column("new_value", String(16), nullable=False),
+    Column("actor", String(32), nullable=False),
+    Column("changed_at", UtcDateTime, nullable=False),
 )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Body, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import Response
 
 from raffle.adapters.campaign_file import parse_campaign
+from raffle.entrypoints.http.bounds import ActivityId
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.examples import CAMPAIGN
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import (
@@ -24,7 +28,7 @@ from raffle.service.reconcile import stock_report
 
 router = APIRouter(prefix="/api/admin", tags=["operator"])
 
-CAMPAIGN_EXAMPLE = "awards: []\nstrategies: []\n"
+MAX_CAMPAIGN = 16 * 1024 * 1024  # characters: ten thousand codes a pool leave room to spare
 
 
 @router.post("/campaigns", response_model=LoadedOut, responses=documented(401, 403, 409, 422))
@@ -33,7 +37,7 @@ async def import_campaign(
     session: AdminSession,
     key: IdempotencyKey,
     raffle: RaffleDep,
-    text: str = Body(media_type="application/yaml", examples=[CAMPAIGN_EXAMPLE]),
+    text: str = Body(media_type="application/yaml", max_length=MAX_CAMPAIGN, examples=[CAMPAIGN]),
 ) -> Response:
     """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
 
@@ -58,8 +62,8 @@ async def import_campaign(
     responses=documented(401, 403, 404, 409, 422),
 )
 async def transition(
-    activity_id: int,
-    action: str,
+    activity_id: ActivityId,
+    action: Annotated[str, Path(max_length=16, examples=["submit"])],
     request: Request,
     session: AdminSession,
     key: IdempotencyKey,
@@ -81,11 +85,12 @@ async def grant(
     body: TopUpIn, request: Request, session: AdminSession, key: IdempotencyKey, raffle: RaffleDep
 ) -> Response:
     """Credit a user's chances from a SKU after a purchase elsewhere, once per
-    `out_business_no`: a repeat answers `credited: false` and changes nothing."""
+    `out_business_no`: a repeat answers `credited: false` and changes nothing. A user id
+    with no account is a 404 `unknown_user` unless `open_account` is true."""
 
     async def run() -> TopUpOut:
         result = await top_up(
-            TopUp(body.user_id, body.sku, body.out_business_no),
+            TopUp(body.user_id, body.sku, body.out_business_no, body.open_account),
             catalogue=raffle.catalogue,
             config=raffle.uow,
             shards=raffle.shards,
@@ -99,7 +104,7 @@ async def grant(
 
 @router.get("/activities/{activity_id}/reconciliation", responses=documented(401, 403, 404))
 async def reconciliation(
-    activity_id: int, session: AdminSession, raffle: RaffleDep
+    activity_id: ActivityId, session: AdminSession, raffle: RaffleDep
 ) -> list[PrizeDriftOut]:
     """Each stocked prize: configured stock, claimed units, award rows and what the counter
     holds. `drift` 0 and `oversold` 0 is a healthy activity (with no draw in flight)."""

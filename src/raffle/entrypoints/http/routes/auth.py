@@ -17,16 +17,17 @@ router = APIRouter(prefix="/api/auth", tags=["auth"])
 @router.post("/register", status_code=201, responses=documented(409, 422, 429))
 async def register(body: Credentials, request: Request, raffle: RaffleDep) -> UserOut:
     """A new player account. Names are 3-32 letters, digits, `_ . -`; passwords ≥ 8."""
-    limit = raffle.settings.registrations_per_hour
+    limit = raffle.switches.current.limits["registrations_per_hour"]
     if wait := await raffle.limiter.hit(f"register-ip:{client_ip(request)}", limit, 3600):
         raise RateLimited("too many accounts registered from this address", wait)
     user = await auth.register(body.name, body.password, raffle.uow(), raffle.hasher)
     return UserOut(id=user.id, is_admin=user.is_admin)
 
 
-@router.post("/login", responses=documented(401, 422, 429))
+@router.post("/login", responses=documented(401, 403, 422, 429))
 async def login(body: Credentials, request: Request, raffle: RaffleDep) -> LoginOut:
-    """A new session. Throttled per address and per account before the password is checked.
+    """A new session. Throttled per address and per account before the password is checked;
+    a locked account is refused (403 `account_locked`) once the password is right.
     Not replayable with an Idempotency-Key: a token is never stored to be sent twice."""
     token, session = await auth.login(
         body.name,

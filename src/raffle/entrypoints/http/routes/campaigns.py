@@ -12,7 +12,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from raffle.adapters.campaign_writer import campaign_document, write_campaign
+from raffle.entrypoints.http import examples
+from raffle.entrypoints.http.bounds import ActivityId
 from raffle.entrypoints.http.deps import AdminSession, RaffleDep
+from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.problems import documented
 from raffle.service.campaign_export import export_campaign
 from raffle.service.draw_series import MAX_MINUTES, draws_over_time
@@ -21,6 +24,8 @@ router = APIRouter(prefix="/api/admin", tags=["operator"])
 
 
 class MinuteOut(BaseModel):
+    model_config = examples_of(examples.MINUTE)
+
     minute: datetime
     draws: int
 
@@ -29,7 +34,12 @@ class MinuteOut(BaseModel):
     "/campaigns",
     responses={
         **documented(401, 403),
-        200: {"content": {"application/yaml": {}, "application/json": {}}},
+        200: {
+            "content": {
+                "application/yaml": {"example": examples.CAMPAIGN},
+                "application/json": {"example": examples.CAMPAIGN_JSON},
+            }
+        },
     },
 )
 async def export(
@@ -52,7 +62,7 @@ async def export(
 
 @router.get("/activities/{activity_id}/draws-over-time", responses=documented(401, 403, 404, 422))
 async def draws_per_minute(
-    activity_id: int,
+    activity_id: ActivityId,
     session: AdminSession,
     raffle: RaffleDep,
     minutes: int = Query(60, ge=1, le=MAX_MINUTES),

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime, timedelta
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
 from raffle.domain.draws import Win
+from raffle.entrypoints.http import examples
+from raffle.entrypoints.http.bounds import ActivityId, Id, OrderId
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
 from raffle.service.delivery import delivery_counts, failed_deliveries, resend
 from raffle.service.delivery_report import delivery_report
 
 router = APIRouter(prefix="/api/admin/deliveries", tags=["operator"])
+
+MAX_AGE = 366 * 24 * 3600  # seconds: a year; older is all the same
 
 
 class DeliveryErrorOut(BaseModel):
@@ -25,6 +31,8 @@ class DeliveryErrorOut(BaseModel):
 
 
 class WinOut(BaseModel):
+    model_config = examples_of(examples.WIN)
+
     order_id: str
     user_id: str
     activity_id: int
@@ -49,6 +57,8 @@ class WinOut(BaseModel):
 
 
 class DeliveryCountsOut(BaseModel):
+    model_config = examples_of(examples.DELIVERY_COUNTS)
+
     records: int
     created: int
     completed: int
@@ -58,6 +68,8 @@ class DeliveryCountsOut(BaseModel):
 
 
 class PrizeDeliveriesOut(BaseModel):
+    model_config = examples_of(examples.PRIZE_DELIVERIES)
+
     award_id: int
     kind: str
     stock: int | None
@@ -71,7 +83,7 @@ class PrizeDeliveriesOut(BaseModel):
 
 @router.get("/activities/{activity_id}", responses=documented(401, 403, 404))
 async def activity_report(
-    activity_id: int, session: AdminSession, raffle: RaffleDep
+    activity_id: ActivityId, session: AdminSession, raffle: RaffleDep
 ) -> list[PrizeDeliveriesOut]:
     """Per prize won in the activity: award records by state, delivered effects and stock.
     `consistent` is completed = delivered and records within stock."""
@@ -97,7 +109,7 @@ async def failed(
     session: AdminSession,
     raffle: RaffleDep,
     limit: int = Query(100, ge=1, le=1000),
-    activity_id: int | None = None,
+    activity_id: Annotated[Id | None, Query(examples=[100301])] = None,
 ) -> list[WinOut]:
     """Award records whose delivery failed for good (dead-lettered), oldest first; only
     those of `activity_id` if given."""
@@ -107,7 +119,11 @@ async def failed(
 
 @router.post("/{order_id}/resend", response_model=WinOut, responses=documented(401, 403, 404, 409))
 async def send_again(
-    order_id: str, request: Request, session: AdminSession, key: IdempotencyKey, raffle: RaffleDep
+    order_id: OrderId,
+    request: Request,
+    session: AdminSession,
+    key: IdempotencyKey,
+    raffle: RaffleDep,
 ) -> Response:
     """Send a failed delivery again (after its cause was fixed): the record goes back to
     `create` and a new message is relayed."""
@@ -120,7 +136,11 @@ async def send_again(
 
 @router.get("/counts", responses=documented(401, 403))
 async def counts(
-    session: AdminSession, raffle: RaffleDep, unpublished_after_seconds: float = 60.0
+    session: AdminSession,
+    raffle: RaffleDep,
+    unpublished_after_seconds: Annotated[
+        float, Query(ge=0, le=MAX_AGE, allow_inf_nan=False)
+    ] = 60.0,
 ) -> DeliveryCountsOut:
     """Award records by state against delivered effects, and outbox messages still not
     published that many seconds after they were written: completed = delivered and no old

@@ -18,7 +18,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from raffle.bootstrap import Raffle
-from raffle.domain.users import RateLimited
+from raffle.domain.errors import RaffleError
+from raffle.domain.users import InvalidInput, RateLimited
+from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.deps import (
     IDEMPOTENCY_KEY,
     bearer,
@@ -26,13 +28,16 @@ from raffle.entrypoints.http.deps import (
     session_of,
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
-from raffle.entrypoints.http.openapi import Document, problems, schema_ref, security
+from raffle.entrypoints.http.openapi import Document, schema_ref, security
+from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
 from raffle.service.draw import Draw, draw
+from raffle.service.idempotency import MAX_KEY
+from raffle.service.refusals import paused
 
 PATH = "/api/activities/{activity_id}/draws"
 
-_ACTIVITY_ID = TypeAdapter(int)  # the path parameter, read as FastAPI reads an `int` one
+_ACTIVITY_ID = TypeAdapter(Id)  # the path parameter, read as FastAPI reads an `Id` one
 
 
 async def draw_once(request: Request) -> Response:
@@ -40,10 +45,23 @@ async def draw_once(request: Request) -> Response:
     draw keeps it on its order (in the draw's own transaction), and a retry gets the same
     order back, marked `Idempotent-Replayed: true`."""
     raffle: Raffle = request.app.state.raffle
+    try:
+        return await _draw(raffle, request)
+    except RaffleError as refused:
+        raffle.metrics.refused(refused.code)
+        raise
+    except RequestValidationError:
+        raffle.metrics.refused(InvalidInput.code)  # the code the error table answers it with
+        raise
+
+
+async def _draw(raffle: Raffle, request: Request) -> Response:
     session = await session_of(raffle, request.headers.get("Authorization"))
     activity_id = _activity_id(request.path_params["activity_id"])
     key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
-    limit = raffle.settings.draws_per_second
+    switches = raffle.switches.current
+    paused(switches, activity_id)
+    limit = switches.limits["draws_per_second"]
     if wait := await raffle.limiter.hit(f"draw:{session.user_id}", limit, 1):
         raise RateLimited(f"at most {limit} draws per second", wait)
     result = await draw(
@@ -54,6 +72,7 @@ async def draw_once(request: Request) -> Response:
         rng=raffle.rng,
         clock=raffle.clock,
         hints=raffle.hints,
+        metrics=raffle.metrics,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])
@@ -94,7 +113,12 @@ def document(openapi: Document) -> None:
                 "in": "header",
                 "required": False,
                 "description": IDEMPOTENCY_KEY,
-                "schema": {"type": "string", "title": "Idempotency-Key"},
+                "schema": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_KEY,
+                    "title": "Idempotency-Key",
+                },
             },
         ],
         "responses": {
@@ -102,7 +126,7 @@ def document(openapi: Document) -> None:
                 "description": "Successful Response",
                 "content": {"application/json": {"schema": schema_ref(openapi, DrawOut)}},
             },
-            **problems(openapi, 401, 404, 409, 422, 429, 503),
+            **{str(s): r for s, r in documented(401, 404, 409, 422, 429, 503).items()},
         },
     }
     openapi["paths"].setdefault(PATH, {})["post"] = operation

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
+from raffle.entrypoints.http.bounds import ActivityId, Cursor, Limit
 from raffle.entrypoints.http.deps import AdminSession, CurrentSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.engagement_schemas import (
     BalanceOut,
@@ -40,7 +41,7 @@ MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
     responses=documented(401, 404, 409, 422),
 )
 async def sign_in_today(
-    activity_id: int,
+    activity_id: ActivityId,
     request: Request,
     session: CurrentSession,
     key: IdempotencyKey,
@@ -70,7 +71,7 @@ async def sign_in_today(
 
 @router.get("/api/activities/{activity_id}/sign-ins", responses=documented(401, 404, 422))
 async def calendar(
-    activity_id: int,
+    activity_id: ActivityId,
     session: CurrentSession,
     raffle: RaffleDep,
     month: Annotated[
@@ -97,7 +98,7 @@ async def calendar(
 
 
 @router.get("/api/activities/{activity_id}/skus", tags=["player"], responses=documented(404))
-async def skus(activity_id: int, raffle: RaffleDep) -> list[SkuOut]:
+async def skus(activity_id: ActivityId, raffle: RaffleDep) -> list[SkuOut]:
     """The activity's SKUs (public): the chances each adds, its points price, its stock left.
     Buy one with `POST /api/me/points/exchanges`."""
     found = await shop(activity_id, catalogue=raffle.catalogue, config=raffle.uow)
@@ -108,8 +109,8 @@ async def skus(activity_id: int, raffle: RaffleDep) -> list[SkuOut]:
 async def points(
     session: CurrentSession,
     raffle: RaffleDep,
-    before: Annotated[str | None, Query(max_length=32, description="A `next` cursor.")] = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    before: Cursor = None,
+    limit: Limit = 20,
 ) -> PointsOut:
     """My points balance and my points orders, newest first."""
     mine = await my_points(session.user_id, shards=raffle.shards, before=before, limit=limit)

@@ -3,10 +3,9 @@ itself: routes/draw.py)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Query
-
+from raffle.entrypoints.http.bounds import ActivityId, Cursor, Limit
 from raffle.entrypoints.http.deps import CurrentSession, RaffleDep
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import (
@@ -36,7 +35,7 @@ async def activities(raffle: RaffleDep) -> list[ActivityOut]:
 
 
 @router.get("/{activity_id}", responses=documented(404))
-async def odds(activity_id: int, raffle: RaffleDep) -> OddsOut:
+async def odds(activity_id: ActivityId, raffle: RaffleDep) -> OddsOut:
     """The activity with its published odds and stock (public; frozen once it runs)."""
     return OddsOut.of(
         await published_odds(activity_id, catalogue=raffle.catalogue, stock=raffle.stock)
@@ -44,7 +43,9 @@ async def odds(activity_id: int, raffle: RaffleDep) -> OddsOut:
 
 
 @router.get("/{activity_id}/account", responses=documented(401, 404))
-async def account(activity_id: int, session: CurrentSession, raffle: RaffleDep) -> AccountOut:
+async def account(
+    activity_id: ActivityId, session: CurrentSession, raffle: RaffleDep
+) -> AccountOut:
     """My chances: total, today and this month. The first look grants the welcome pack."""
     found = await my_account(
         session.user_id,
@@ -58,7 +59,9 @@ async def account(activity_id: int, session: CurrentSession, raffle: RaffleDep) 
 
 
 @router.get("/{activity_id}/prizes", responses=documented(401, 404))
-async def prizes(activity_id: int, session: CurrentSession, raffle: RaffleDep) -> MyPrizesOut:
+async def prizes(
+    activity_id: ActivityId, session: CurrentSession, raffle: RaffleDep
+) -> MyPrizesOut:
     """The prizes with, for me, the draws left before each unlocks, and weight-tier progress."""
     mine = await my_prizes(
         session.user_id,
@@ -86,11 +89,11 @@ async def prizes(activity_id: int, session: CurrentSession, raffle: RaffleDep) -
 
 @router.get("/{activity_id}/draws", responses=documented(401, 404))
 async def history(
-    activity_id: int,
+    activity_id: ActivityId,
     session: CurrentSession,
     raffle: RaffleDep,
-    before: Annotated[str | None, Query(max_length=32, description="A `next` cursor.")] = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    before: Cursor = None,
+    limit: Limit = 20,
 ) -> HistoryOut:
     """My draws in the activity, newest first, each with its delivery (`/api/me/prizes`
     has them in every activity)."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from raffle.domain.fulfilment import ShipmentState
+from raffle.entrypoints.http.bounds import Cursor, Limit, OrderId
 from raffle.entrypoints.http.deps import AdminSession, CurrentSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.prize_schemas import (
@@ -29,16 +30,14 @@ from raffle.service.wins import my_wins
 
 router = APIRouter()
 
-OrderId = Annotated[str, Path(max_length=32, description="The raffle order of the win.")]
 PoolName = Annotated[str, Path(max_length=64, description="The name coupon awards give.")]
-Limit = Annotated[int, Query(ge=1, le=100)]
 
 
 @router.get("/api/me/prizes", tags=["player"], responses=documented(401))
 async def my_prizes(
     session: CurrentSession,
     raffle: RaffleDep,
-    before: Annotated[str | None, Query(max_length=32, description="A `next` cursor.")] = None,
+    before: Cursor = None,
     limit: Limit = 20,
 ) -> HistoryOut:
     """My draws in every activity, newest first, each with the state of its delivery and
@@ -134,7 +133,7 @@ async def shipment_list(
     session: AdminSession,
     raffle: RaffleDep,
     state: ShipmentState = ShipmentState.READY,
-    after: Annotated[str | None, Query(max_length=32, description="A `next` cursor.")] = None,
+    after: Cursor = None,
     limit: Limit = 50,
 ) -> ShipmentsOut:
     """Shipments in a state (by default ready: addressed, to ship), oldest win first."""

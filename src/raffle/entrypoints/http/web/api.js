@@ -1,6 +1,8 @@
 // The one door to the API for both pages: the session token, idempotency keys, and problems
 // (RFC 9457 bodies with a stable `code`) turned into messages a person can act on.
 
+import { has, t } from "/web/i18n.js";
+
 const TOKEN = "raffle.token";
 
 export const session = {
@@ -13,30 +15,13 @@ export const session = {
   },
 };
 
-// What a player or operator should read for each code the API answers with; the server's own
-// `detail` is shown for the rest (it names the field or the state).
-const MESSAGES = {
-  not_authenticated: "Your session has expired. Please log in again.",
-  invalid_credentials: "Wrong name or password.",
-  name_taken: "That name is taken. Pick another.",
-  no_chances: "No chances left. Sign in daily or spend points for more.",
-  activity_not_open: "This activity is closed now.",
-  unknown_activity: "This activity does not exist.",
-  rate_limited: "Too fast. Wait a moment and try again.",
-  insufficient_points: "Not enough points for that.",
-  sku_sold_out: "Sold out.",
-  invalid_address: "Please check the address: see the fields marked.",
-  forbidden: "Operators only: this account has no admin role.",
-  idempotency_key_in_flight: "Still working on your last request.",
-  contention: "Busy right now. Try again.",
-  unavailable: "The service is busy. Try again in a moment.",
-  network: "Cannot reach the server. Check your connection.",
-};
-
+// What a player or operator should read for each code the API answers with is the catalogue's
+// "problem.<code>"; the server's own `detail` is shown for the rest (it names the field or the
+// state).
 export class Problem extends Error {
   constructor(status, body) {
     const code = body.code ?? "http_error";
-    super(MESSAGES[code] ?? body.detail ?? `HTTP ${status}`);
+    super(has(`problem.${code}`) ? t(`problem.${code}`) : body.detail ?? t("problem.http", { n: status }));
     this.status = status;
     this.code = code;
     this.detail = body.detail ?? "";

@@ -1,116 +1,156 @@
-// The prize board (seed 004's nine-grid): the prizes on a ring of cells around the draw
-// button, a light that runs around the ring and stops on the prize the server returned.
+// The prize board: up to eight prizes on seed 004's nine-grid (a ring of 8 cells around the
+// draw button, a light that runs around it), more on a wheel (wheel.js). Each prize is shown
+// once: a cell is never filled with a prize twice, which would suggest odds it does not have;
+// cells left over are plainly empty. Both land on the prize the server returned.
 //
 // Stable hooks for tests: [data-testid=board] carries data-state (idle | spinning | done |
-// error) and data-draws (draws finished on this page); each [data-testid=cell] carries
-// data-award; the lit cell has the class "lit"; [data-testid=result] names the prize won.
+// error), data-draws (draws finished on this page) and data-layout (grid | wheel); on the
+// grid, each [data-testid=cell] carries data-award, the lit one has the class "lit", and
+// [data-testid=empty-cell] are the cells no prize fills; the wheel's hooks are in wheel.js;
+// [data-testid=result] names the prize won.
 import { h } from "/web/api.js";
+import { list, t } from "/web/i18n.js";
+import { Wheel } from "/web/wheel.js";
 
 const STEP_MS = 55; // one move of the light
 const MAX_STEPS = 24; // ≤ 1.4 s whatever the ring: tests stay fast, players are not kept waiting
+const RING = [[1, 1], [1, 2], [1, 3], [2, 3], [3, 3], [3, 2], [3, 1], [2, 1]]; // clockwise
 
 const reduced = () => matchMedia("(prefers-reduced-motion: reduce)").matches;
+const pause = (ms) => new Promise((done) => setTimeout(done, ms));
 
-// The cells of a k×k grid's outer ring in clockwise order, as [row, column] from 1.
-function ring(k) {
-  const cells = [];
-  for (let c = 1; c <= k; c++) cells.push([1, c]);
-  for (let r = 2; r <= k; r++) cells.push([r, k]);
-  for (let c = k - 1; c >= 1; c--) cells.push([k, c]);
-  for (let r = k - 1; r >= 2; r--) cells.push([r, 1]);
-  return cells;
-}
-
-// The awards on the board: every prize, then the fallback if it is not one of them.
+// The awards on the board: every prize, then the fallback if it is not one of them; `weight`
+// is the published chance of each (the fallback's share added to its own).
 export function boardItems(mine, odds) {
-  const items = mine.prizes.map((p) => ({ ...p }));
-  if (!items.some((p) => p.award_id === odds.fallback_award_id)) {
-    items.push({ award_id: odds.fallback_award_id, title: odds.fallback_title, fallback: true });
+  const items = mine.prizes.map((p) => ({ ...p, weight: Number(p.rate) }));
+  let fallback = items.find((p) => p.award_id === odds.fallback_award_id);
+  if (!fallback) {
+    fallback = { award_id: odds.fallback_award_id, title: odds.fallback_title, weight: 0, fallback: true };
+    items.push(fallback);
   }
+  fallback.weight += Number(odds.fallback_rate);
   return items;
 }
 
-function cellBody(item) {
+// A prize's title with its badges: locked for a few more draws, sold out.
+function prizeBody(item) {
   const badges = [];
   if (item.draws_to_unlock > 0) {
     badges.push(h("span", { class: "badge warn", "data-testid": "lock" },
-      `unlocks after ${item.draws_to_unlock} more draw${item.draws_to_unlock === 1 ? "" : "s"}`));
+      t("board.unlocks", { n: item.draws_to_unlock })));
   }
-  if (item.stock_left === 0) badges.push(h("span", { class: "badge bad" }, "sold out"));
+  if (item.stock_left === 0) badges.push(h("span", { class: "badge bad" }, t("board.sold_out")));
   return [h("span", { class: "cell-title" }, item.title ?? ""), ...badges];
+}
+
+// The nine-grid: the prizes spread evenly over the ring, the button in the middle.
+class NineGrid {
+  constructor(button) {
+    this.node = h("div", { class: "nine-grid" });
+    this.button = button;
+    this.cells = []; // the prize cells in ring order (no empty one)
+    this.at = 0;
+  }
+
+  render(items) {
+    const spots = RING.map(() => null);
+    items.forEach((item, i) => { spots[Math.floor((i * RING.length) / items.length)] = item; });
+    const nodes = spots.map((item, i) => {
+      const cell = item
+        ? h("div", { class: "cell", "data-testid": "cell", "data-award": item.award_id }, ...prizeBody(item))
+        : h("div", { class: "cell empty", "data-testid": "empty-cell", "aria-hidden": "true" });
+      const [row, col] = RING[i];
+      cell.style.cssText = `grid-row:${row};grid-column:${col}`; // CSSOM: allowed by the CSP
+      return cell;
+    });
+    this.cells = nodes.filter((cell) => cell.dataset.award);
+    this.at %= Math.max(1, this.cells.length); // where the light is, on a ring maybe shorter now
+    this.button.style.cssText = "grid-row:2;grid-column:2";
+    this.node.replaceChildren(...nodes, this.button);
+  }
+
+  light(awardId) {
+    for (const cell of this.cells) cell.classList.toggle("lit", Number(cell.dataset.award) === awardId);
+  }
+
+  spin() {
+    this.timer = setInterval(() => {
+      this.at = (this.at + 1) % this.cells.length;
+      this.cells.forEach((cell, i) => cell.classList.toggle("lit", i === this.at));
+    }, STEP_MS);
+  }
+
+  halt() {
+    clearInterval(this.timer);
+  }
+
+  // The light runs on to the cell of `awardId`, slowing down: part of a lap at least (none
+  // when `instant`: the board lights the cell).
+  async land(awardId, instant) {
+    this.halt();
+    if (instant) return;
+    const n = this.cells.length;
+    const target = this.cells.findIndex((c) => Number(c.dataset.award) === awardId);
+    if (target < 0) return;
+    let steps = (target - this.at + n) % n;
+    while (steps + n <= MAX_STEPS / 2) steps += n;
+    for (let s = 0; s < steps; s++) {
+      await pause(STEP_MS + s * 4);
+      this.at = (this.at + 1) % n;
+      this.cells.forEach((cell, i) => cell.classList.toggle("lit", i === this.at));
+    }
+  }
 }
 
 export class Board {
   constructor(onDraw) {
-    this.button = h("button", { class: "primary draw", "data-testid": "draw", onclick: onDraw }, "Draw");
+    this.button = h("button", { class: "primary draw", "data-testid": "draw", onclick: onDraw }, t("board.draw"));
     this.grid = h("div", { class: "board", "data-testid": "board", "data-state": "idle", "data-draws": "0" });
     this.result = h("p", { class: "result", "data-testid": "result", "aria-live": "polite" });
-    this.cells = [];
-    this.timer = null;
-    this.lit = -1;
+    this.view = null;
+    this.won = null; // the award lit, kept when the board is read again
   }
 
-  // Lay out the ring: the smallest k×k grid whose ring holds every item (3×3 up to 8 items).
+  // Up to 8 prizes on the nine-grid, more on the wheel.
   render(items) {
-    let k = 3;
-    while (4 * (k - 1) < items.length) k++;
-    const spots = ring(k);
-    this.grid.style.setProperty("--k", k);
-    this.cells = spots.map(([row, col], i) => {
-      const item = items[i] ?? items.find((p) => p.fallback) ?? items[items.length - 1] ?? {};
-      const cell = h("div", { class: "cell", "data-testid": "cell", "data-award": item.award_id },
-        ...cellBody(item));
-      cell.style.cssText = `grid-row:${row};grid-column:${col}`; // CSSOM: allowed by the CSP
-      return cell;
-    });
-    this.button.style.cssText = `grid-row:2/${k};grid-column:2/${k}`;
-    this.grid.replaceChildren(...this.cells, this.button);
-    this.light(this.lit); // a board read again after a draw keeps the prize lit
-  }
-
-  light(index) {
-    this.lit = index;
-    this.cells.forEach((cell, i) => cell.classList.toggle("lit", i === index));
+    const layout = items.length <= RING.length ? "grid" : "wheel";
+    if (this.grid.dataset.layout !== layout) {
+      this.view?.halt();
+      this.view = layout === "grid" ? new NineGrid(this.button) : new Wheel(this.button, prizeBody);
+      this.grid.dataset.layout = layout;
+      this.grid.replaceChildren(this.view.node);
+    }
+    this.view.render(items);
+    this.view.light(this.won);
   }
 
   // Another activity: no prize lit, none named.
   clear() {
-    this.light(-1);
+    this.won = null;
+    this.view?.light(null);
     this.result.textContent = "";
     this.grid.dataset.state = "idle";
   }
 
-  // Start the light while the request is in flight; `stop` lands it.
+  // Start the board while the request is in flight; `stop` lands it.
   start() {
     this.grid.dataset.state = "spinning";
     this.result.textContent = "";
-    this.at = 0;
-    if (reduced()) return;
-    this.timer = setInterval(() => this.light((this.at = (this.at + 1) % this.cells.length)), STEP_MS);
+    this.won = null;
+    this.view.light(null);
+    if (!reduced()) this.view.spin();
   }
 
-  // Land on the first cell of `awardId` (a prize not on the board lights no cell).
   async stop(awardId, title) {
-    clearInterval(this.timer);
-    const target = this.cells.findIndex((c) => Number(c.dataset.award) === awardId);
-    if (!reduced() && target >= 0) await this.run(target);
-    this.light(target);
+    await this.view.land(awardId, reduced());
+    this.won = awardId;
+    this.view.light(awardId);
     this.result.textContent = title;
   }
 
-  async run(target) {
-    const n = this.cells.length;
-    let steps = (target - this.at + n) % n;
-    while (steps + n <= MAX_STEPS / 2) steps += n; // at least part of a lap, never over the cap
-    for (let s = 0; s < steps; s++) {
-      await new Promise((done) => setTimeout(done, STEP_MS + s * 4)); // slowing down
-      this.light((this.at = (this.at + 1) % n));
-    }
-  }
-
   done(ok) {
-    clearInterval(this.timer);
-    if (!ok) this.light(-1);
+    this.view.halt();
+    if (!ok) this.clear();
     this.grid.dataset.state = ok ? "done" : "error";
     if (ok) this.grid.dataset.draws = String(Number(this.grid.dataset.draws) + 1);
   }
@@ -118,12 +158,12 @@ export class Board {
 
 // Weight tiers: from which draw a tier's prizes are the only ones, and how far the player is.
 export function tiers(mine, titles) {
-  if (!mine.weight_tiers.length) return h("p", { class: "muted" }, "Every prize is in play on every draw.");
-  return h("ul", { class: "tiers", "data-testid": "tiers" }, mine.weight_tiers.map((t) => {
-    const names = t.award_ids.map((id) => titles.get(id) ?? `#${id}`).join(", ");
-    const left = t.draws_to_reach;
-    const where = left > 0 ? `${left} more draw${left === 1 ? "" : "s"} to go` : "reached";
-    return h("li", {}, `From draw ${t.threshold}: only ${names} — `,
-      h("span", { class: `badge ${t.draws_to_reach > 0 ? "" : "ok"}` }, where));
+  if (!mine.weight_tiers.length) return h("p", { class: "muted" }, t("tiers.none"));
+  return h("ul", { class: "tiers", "data-testid": "tiers" }, mine.weight_tiers.map((tier) => {
+    const names = tier.award_ids.map((id) => titles.get(id) ?? `#${id}`);
+    const left = tier.draws_to_reach;
+    return h("li", {}, t("tiers.line", { n: tier.threshold, names: list(names) }), " ",
+      h("span", { class: `badge ${left > 0 ? "" : "ok"}` },
+        left > 0 ? t("tiers.to_go", { n: left }) : t("tiers.reached")));
   }));
 }

@@ -1,10 +1,12 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
-// review, watch one live, import and export campaign files.
+// review, watch one live, switch draws, rules and limits at runtime, import and export
+// campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
 import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
+import { SwitchesView } from "/web/console-switches.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
@@ -74,8 +76,9 @@ async function showConsole(me) {
   live = new LiveView();
   const editor = new Editor(() => live.setActivities(editor.activities()));
   const files = new FilePanel(() => editor.reload());
-  const views = { campaign: editor.node, live: live.node, file: files.node };
-  const titles = { campaign: "Campaign", live: "Live", file: "Import / export" };
+  const switches = new SwitchesView();
+  const views = { campaign: editor.node, live: live.node, switches: switches.node, file: files.node };
+  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -84,6 +87,7 @@ async function showConsole(me) {
     notify(""); // a message belongs to the view it came from
     if (key === "live") live.start();
     else live.stop();
+    if (key === "switches") switches.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();

@@ -6,15 +6,14 @@
 // (cells [data-day], class "signed" / "today"), [data-testid=streak] (data-streak),
 // [data-testid=points] (data-available), [data-testid=sku] rows (data-sku) with a "Buy" button.
 import { h } from "/web/api.js";
-
-const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+import { t } from "/web/i18n.js";
 
 // Why the activity takes no draw, sign-in or purchase now, or null when it is open.
 export function whyClosed(activity) {
   const now = Date.now();
-  if (activity.state !== "running") return "This activity is closed now.";
-  if (now < Date.parse(activity.begin_at)) return "This activity has not started yet.";
-  if (now >= Date.parse(activity.end_at)) return "This activity has ended.";
+  if (activity.state !== "running") return t("closed.now");
+  if (now < Date.parse(activity.begin_at)) return t("closed.not_started");
+  if (now >= Date.parse(activity.end_at)) return t("closed.ended");
   return null;
 }
 
@@ -23,11 +22,9 @@ export function whyNoDraw(activity, account) {
   const closed = whyClosed(activity);
   if (closed) return closed;
   if (!account || account.chances > 0) return null;
-  if (account.total_left <= 0) return "No chances left. Sign in daily or spend points for more.";
-  if (account.day_left <= 0) {
-    return "Today's chances are used up. Come back tomorrow, or buy more with points.";
-  }
-  return "This month's chances are used up. Buy more with points.";
+  if (account.total_left <= 0) return t("no_draw.none_left");
+  if (account.day_left <= 0) return t("no_draw.day_used");
+  return t("no_draw.month_used");
 }
 
 export function chancesCard(account) {
@@ -38,10 +35,10 @@ export function chancesCard(account) {
     dataset: { chances: account.chances, totalLeft: account.total_left,
       dayLeft: account.day_left, monthLeft: account.month_left },
   },
-  stat("draws now", account.chances, "chances-now"),
-  stat("left in all", account.total_left, "chances-total"),
-  stat("left today", account.day_left, "chances-today"),
-  stat("left this month", account.month_left, "chances-month"));
+  stat(t("chances.now"), account.chances, "chances-now"),
+  stat(t("chances.total"), account.total_left, "chances-total"),
+  stat(t("chances.today"), account.day_left, "chances-today"),
+  stat(t("chances.month"), account.month_left, "chances-month"));
 }
 
 // A month as a calendar, Monday first; signed days marked, today outlined.
@@ -51,44 +48,44 @@ export function calendar(signIns) {
   const length = new Date(year, month, 0).getDate();
   const today = signIns.today.startsWith(signIns.month) ? Number(signIns.today.slice(8)) : 0;
   const signed = new Set(signIns.days);
-  const cells = ["Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"].map((d) => h("span", { class: "dow" }, d));
+  const cells = t("calendar.weekdays").split(" ").map((d) => h("span", { class: "dow" }, d));
   for (let i = 0; i < first; i++) cells.push(h("span", {}));
   for (let d = 1; d <= length; d++) {
     const classes = [signed.has(d) && "signed", d === today && "today"].filter(Boolean).join(" ");
     const date = `${signIns.month}-${String(d).padStart(2, "0")}`;
     cells.push(h("span", { class: `day ${classes}`, "data-day": d,
-      "aria-label": `${date}${signed.has(d) ? " signed in" : ""}` }, String(d)));
+      "aria-label": signed.has(d) ? t("calendar.day_signed", { date }) : t("calendar.day", { date }) }, String(d)));
   }
   return h("div", {},
     h("div", { class: "calendar", "data-testid": "calendar", "data-month": signIns.month }, cells),
     h("p", { "data-testid": "streak", "data-streak": signIns.streak },
-      `Streak: ${plural(signIns.streak, "day")}`));
+      t("calendar.streak", { n: signIns.streak })));
 }
 
 export function signInButton(signIns, open, onSignIn) {
   const done = signIns.signed_today;
   return h("button", {
     class: "primary", "data-testid": "sign-in", disabled: done || !open, onclick: onSignIn },
-    done ? "Signed in today ✓" : "Sign in today");
+    done ? t("sign_in.done") : t("sign_in.button"));
 }
 
 export function pointsLine(points) {
   return h("p", { "data-testid": "points", "data-available": points.balance.available },
-    h("strong", {}, String(points.balance.available)), " points to spend ",
-    h("span", { class: "muted" }, `(${points.balance.total} earned in all)`));
+    h("strong", {}, t("points.available", { n: points.balance.available })), " ",
+    h("span", { class: "muted" }, t("points.earned", { n: points.balance.total })));
 }
 
 // The shop: a SKU the balance cannot pay or that is sold out cannot be bought (no 409 asked for).
 export function shop(skus, available, open, onBuy) {
-  if (!skus.length) return h("p", { class: "muted" }, "Nothing on sale in this activity.");
-  if (!open) return h("p", { class: "muted" }, "The shop is closed with the activity.");
+  if (!skus.length) return h("p", { class: "muted" }, t("shop.empty"));
+  if (!open) return h("p", { class: "muted" }, t("shop.closed"));
   return h("ul", { class: "shop" }, skus.map((s) => {
     const short = available < s.price_points;
     const out = s.stock_left <= 0;
     return h("li", { "data-testid": "sku", "data-sku": s.sku },
-      h("span", {}, h("strong", {}, plural(s.total, "chance")),
-        h("span", { class: "muted" }, ` (up to ${s.day} a day, ${s.month} a month) · ${s.stock_left} left`)),
-      h("button", { disabled: short || out, title: out ? "Sold out" : short ? "Not enough points" : "",
-        onclick: () => onBuy(s) }, `Buy for ${s.price_points} points`));
+      h("span", {}, h("strong", {}, t("shop.chances", { n: s.total })), " ",
+        h("span", { class: "muted" }, t("shop.limits", { day: s.day, month: s.month, left: s.stock_left }))),
+      h("button", { disabled: short || out, title: out ? t("shop.sold_out") : short ? t("shop.short") : "",
+        onclick: () => onBuy(s) }, t("shop.buy", { n: s.price_points })));
   }));
 }

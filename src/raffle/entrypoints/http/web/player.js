@@ -3,20 +3,26 @@
 // delivery of prizes won. Every call goes through api.js; a 401 anywhere returns to the login
 // form with "session expired"; other problems are shown in the notice bar.
 //
+// Every word comes from the catalogue of the language chosen (i18n.js); the switch in the
+// header draws the page again in the other one.
+//
 // Stable hooks for tests (tests/browser/player.py): the login form [data-testid=login] with
-// fields labelled Name and Password and buttons "Log in" / "Register"; [data-testid=logout];
+// fields labelled Name and Password and buttons "Log in" / "Register" (in English);
+// [data-testid=logout]; [data-testid=language] the language switch (a <select> of codes);
 // the activity chooser [data-testid=activity]; [data-testid=draw-reason] says why the draw
 // button is off. The board, engage and prizes modules list theirs.
 import { Problem, api, fail, h, notify, session } from "/web/api.js";
 import { Board, boardItems, tiers } from "/web/board.js";
 import * as engage from "/web/engage.js";
+import { choose as chooseLanguage, language, list, offered, ownName, t } from "/web/i18n.js";
 import { MyPrizes } from "/web/my-prizes.js";
 import * as prizes from "/web/prizes.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
+const header = document.querySelector("header.top");
 const board = new Board(onDraw);
-const state = { activities: [], activity: null, odds: null, mine: null, points: null };
+const state = { user: null, activities: [], activity: null, odds: null, mine: null, points: null };
 const slots = {}; // the panels' bodies, by name
 const myPrizes = new MyPrizes(onSaveAddress, handle);
 let loads = 0;
@@ -32,6 +38,7 @@ function handle(error) {
 
 function showLogin(message = "") {
   session.token = null;
+  state.user = null;
   loads++; // what is still in flight is not shown
   myPrizes.stop();
   who.replaceChildren();
@@ -40,29 +47,31 @@ function showLogin(message = "") {
   const password = h("input", { id: "login-password", name: "password", type: "password",
     autocomplete: "current-password", required: true });
   const form = h("form", { class: "login", "data-testid": "login" },
-    h("label", { for: "login-name" }, "Name", name),
-    h("label", { for: "login-password" }, "Password", password),
+    h("label", { for: "login-name" }, t("login.name"), name),
+    h("label", { for: "login-password" }, t("login.password"), password),
     h("div", { class: "row" },
-      h("button", { class: "primary", type: "submit" }, "Log in"),
-      h("button", { type: "button", onclick: () => enter(name.value, password.value, true) }, "Register")));
+      h("button", { class: "primary", type: "submit" }, t("login.log_in")),
+      h("button", { type: "button", onclick: () => enter(name.value, password.value, true) }, t("login.register"))));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     enter(name.value, password.value, false);
   });
-  app.replaceChildren(h("section", { class: "card login-card" }, h("h2", {}, "Log in to draw"), form));
+  app.replaceChildren(h("section", { class: "card login-card" }, h("h2", {}, t("login.title")), form));
 }
 
 async function enter(name, password, register) {
   const credentials = { name: name.trim(), password };
-  if (!credentials.name || !password) return notify("Enter a name and a password.", "error");
+  if (!credentials.name || !password) return notify(t("login.missing"), "error");
   try {
     if (register) await api("/api/auth/register", { method: "POST", json: credentials });
     const answer = await api("/api/auth/login", { method: "POST", json: credentials });
     session.token = answer.token;
-    notify(register ? `Welcome, ${answer.user.id}!` : "", "ok");
+    notify(register ? t("login.welcome", { name: answer.user.id }) : "", "ok");
     await showPlayer(answer.user);
   } catch (error) {
-    fail(error);
+    // The server's reason is in English: the rules it checks, in the page's language.
+    if (register && error.code === "invalid_input") notify(t("login.rules"), "error");
+    else fail(error);
   }
 }
 
@@ -73,7 +82,7 @@ async function logout() {
     // the session may be gone already: logged out either way
   }
   showLogin();
-  notify("Logged out.", "info");
+  notify(t("login.logged_out"), "info");
 }
 
 // --- the page ---------------------------------------------------------------------------
@@ -85,22 +94,23 @@ function panel(name, title, wide = false) {
 }
 
 async function showPlayer(user) {
+  state.user = user;
   who.replaceChildren(h("span", {}, user.id), " ",
-    h("button", { class: "link", "data-testid": "logout", onclick: logout }, "Log out"));
-  const chooser = h("select", { id: "activity", "data-testid": "activity", "aria-label": "Activity",
+    h("button", { class: "link", "data-testid": "logout", onclick: logout }, t("login.log_out")));
+  const chooser = h("select", { id: "activity", "data-testid": "activity", "aria-label": t("page.activity"),
     onchange: (event) => { location.hash = `#/activity/${event.target.value}`; } });
   app.replaceChildren(
-    h("section", { class: "card wide chooser" }, h("label", { for: "activity" }, "Activity", chooser),
+    h("section", { class: "card wide chooser" }, h("label", { for: "activity" }, t("page.activity"), chooser),
       h("p", { class: "muted", id: "activity-about" })),
-    h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, "Draw"),
+    h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, t("page.draw")),
       board.grid, board.result, h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
       h("div", { id: "tiers" })),
-    panel("chances", "My chances"), panel("points", "Points and shop"),
-    panel("odds", "Published odds"), panel("prizes", "My prizes", true));
+    panel("chances", t("page.chances")), panel("points", t("page.points")),
+    panel("odds", t("page.odds")), panel("prizes", t("page.prizes"), true));
   state.activities = await api("/api/activities");
   chooser.replaceChildren(...state.activities.map((a) =>
-    h("option", { value: a.id }, `${a.name} (${a.state})`)));
-  if (!state.activities.length) return notify("No activity yet. Come back soon.", "info");
+    h("option", { value: a.id }, t("page.activity_option", { name: a.name, state: t(`activity_state.${a.state}`) }))));
+  if (!state.activities.length) return notify(t("page.no_activity"), "info");
   await choose(hashActivity() ?? firstRunning());
 }
 
@@ -154,8 +164,8 @@ function renderBoard() {
 // Off while a draw is in flight, whatever else is read again meanwhile.
 function renderDrawButton() {
   const wait = Math.ceil((drawsFrom - Date.now()) / 1000);
-  const why = engage.whyNoDraw(state.activity, state.mine.account) ?? (wait > 0
-    ? `Wait ${wait === 1 ? "a second" : `${wait} seconds`} before drawing again.` : null);
+  const why = engage.whyNoDraw(state.activity, state.mine.account) ??
+    (wait > 0 ? t("draw.wait", { n: wait }) : null);
   board.button.disabled = drawing || Boolean(why);
   document.getElementById("draw-reason").textContent = why ?? "";
 }
@@ -163,7 +173,7 @@ function renderDrawButton() {
 function renderChances() {
   const open = !engage.whyClosed(state.activity);
   slots.chances.replaceChildren(engage.chancesCard(state.mine.account),
-    h("h3", {}, "Daily sign-in"), engage.signInButton(state.signIns, open, onSignIn),
+    h("h3", {}, t("sign_in.title")), engage.signInButton(state.signIns, open, onSignIn),
     engage.calendar(state.signIns));
   renderDrawButton();
 }
@@ -193,7 +203,7 @@ async function onDraw() {
   try {
     const won = await api(`/api/activities/${state.activity.id}/draws`, { method: "POST" });
     await board.stop(won.award_id, won.award_title);
-    notify(`You won: ${won.award_title}`, "ok");
+    notify(t("draw.won", { title: won.award_title }), "ok");
     ok = true;
   } catch (error) {
     if (error.code === "rate_limited") holdDraws(error.retryAfter ?? 1);
@@ -213,9 +223,10 @@ async function onSignIn(event) {
   event.target.disabled = true;
   try {
     const done = await api(`/api/activities/${state.activity.id}/sign-in`, { method: "POST" });
-    const gifts = [done.rebate.points && `+${done.rebate.points} points`, done.rebate.sku && "more chances"];
-    notify(done.granted ? `Signed in. ${gifts.filter(Boolean).join(", ")}. Streak: ${done.streak}.`
-      : "Already signed in today.", "ok");
+    const gifts = [done.rebate.points && t("sign_in.points", { n: done.rebate.points }),
+      done.rebate.sku && t("sign_in.chances")].filter(Boolean);
+    notify(done.granted ? t("sign_in.granted", { gifts: list(gifts), streak: done.streak })
+      : t("sign_in.already"), "ok");
     await refresh();
   } catch (error) {
     handle(error);
@@ -226,7 +237,7 @@ async function onBuy(sku) {
   for (const button of slots.points.querySelectorAll("button")) button.disabled = true;
   try {
     await api("/api/me/points/exchanges", { method: "POST", json: { sku: sku.sku } });
-    notify(`Bought ${sku.total} chances for ${sku.price_points} points.`, "ok");
+    notify(t("shop.bought", { n: sku.total, points: sku.price_points }), "ok");
     await refresh();
   } catch (error) {
     handle(error);
@@ -239,7 +250,7 @@ async function onSaveAddress(draw, form) {
   try {
     await api(`/api/me/prizes/${draw.order_id}/address`, { method: "PUT", json: prizes.addressOf(form) });
     delete form.dataset.dirty;
-    notify(`Address saved for ${draw.award_title}.`, "ok");
+    notify(t("address.saved", { title: draw.award_title }), "ok");
     await myPrizes.load();
   } catch (error) {
     prizes.showFieldErrors(form, error.errors ?? []);
@@ -252,7 +263,31 @@ window.addEventListener("hashchange", () => {
   if (session.token && id && id !== state.activity?.id) choose(id).catch(handle);
 });
 
+// The language switch: each offered language in its own name.
+function languageSwitch() {
+  const select = h("select", { class: "language", "data-testid": "language", "aria-label": t("page.language"),
+    onchange: (event) => switchLanguage(event.target.value) },
+  offered.map((code) => h("option", { value: code, selected: code === language }, ownName(code))));
+  document.querySelector("select.language")?.remove();
+  header.append(select);
+}
+
+// The page drawn again in `code`; what the player typed into a form is not kept.
+async function switchLanguage(code) {
+  try {
+    await chooseLanguage(code);
+  } catch (error) {
+    return fail(error);
+  }
+  languageSwitch();
+  notify("");
+  if (!state.user) return showLogin();
+  board.button.textContent = t("board.draw");
+  await showPlayer(state.user).catch(handle);
+}
+
 async function boot() {
+  languageSwitch();
   if (!session.token) return showLogin();
   try {
     await showPlayer(await api("/api/auth/me"));

@@ -7,51 +7,45 @@
 // [data-testid=address] whose fields are labelled Recipient, Phone, Region, Address,
 // Postcode; [data-testid=odds] is the odds table (rows [data-award]).
 import { h } from "/web/api.js";
+import { dateTime, t } from "/web/i18n.js";
 
-const STATES = {
-  create: ["on its way", ""],
-  completed: ["delivered", "ok"],
-  failed: ["delayed, we are on it", "bad"],
-};
-const SHIPMENTS = {
-  awaiting_address: "waiting for your address",
-  ready: "address received, to be shipped",
-  shipped: "shipped",
-};
+const TONES = { completed: "ok", failed: "bad" };
+// [field, autocomplete]; the label is the catalogue's "address.<field>".
 const FIELDS = [
-  ["name", "Recipient", "name"],
-  ["phone", "Phone", "tel"],
-  ["region", "Region", "address-level1"],
-  ["line", "Address", "street-address"],
-  ["postcode", "Postcode", "postal-code"],
+  ["name", "name"],
+  ["phone", "tel"],
+  ["region", "address-level1"],
+  ["line", "street-address"],
+  ["postcode", "postal-code"],
 ];
 
 // What the delivery left, in words.
 function delivered(draw) {
   const d = draw.delivery;
   if (draw.award_kind === "points" || draw.award_kind === "random_points") {
-    return draw.points ? `${draw.points} points` : "points";
+    return draw.points ? t("delivery.points", { n: draw.points }) : t("delivery.some_points");
   }
-  if (!d) return draw.award_kind === "chances" ? "extra chances" : "";
-  if (d.coupon_code) return `code ${d.coupon_code}`;
-  if (d.content_id) return `content ${d.content_id} unlocked`;
+  if (!d) return draw.award_kind === "chances" ? t("delivery.chances") : "";
+  if (d.coupon_code) return t("delivery.code", { code: d.coupon_code });
+  if (d.content_id) return t("delivery.content", { content: d.content_id });
   if (d.shipment) {
     const s = d.shipment;
-    return SHIPMENTS[s.state] + (s.tracking ? ` (tracking ${s.tracking})` : "");
+    const state = t(`shipment.${s.state}`);
+    return s.tracking ? t("shipment.tracked", { state, tracking: s.tracking }) : state;
   }
-  return draw.award_kind === "physical" ? SHIPMENTS.awaiting_address : "";
+  return draw.award_kind === "physical" ? t("shipment.awaiting_address") : "";
 }
 
 function addressForm(draw, onSave) {
   const current = draw.delivery?.shipment?.address ?? {};
   const form = h("form", { class: "address", "data-testid": "address", novalidate: true });
-  for (const [field, label, autocomplete] of FIELDS) {
+  for (const [field, autocomplete] of FIELDS) {
     const id = `${draw.order_id}-${field}`;
-    form.append(h("label", { for: id }, label,
+    form.append(h("label", { for: id }, t(`address.${field}`),
       h("input", { id, name: field, autocomplete, value: current[field] ?? "" }),
       h("span", { class: "field-error", "data-for": field })));
   }
-  form.append(h("button", { class: "primary", type: "submit" }, "Save address"));
+  form.append(h("button", { class: "primary", type: "submit" }, t("address.save")));
   // A form being filled in survives the list being read again (see myPrizes).
   form.addEventListener("input", () => { form.dataset.dirty = "true"; });
   form.addEventListener("submit", (event) => {
@@ -79,44 +73,45 @@ export function addressOf(form) {
 }
 
 function prizeItem(draw, names, onSave, editing) {
-  const [state, tone] = STATES[draw.state] ?? [draw.state, ""];
+  const state = t(`prize_state.${draw.state}`);
+  const tone = TONES[draw.state] ?? "";
   const shipping = draw.award_kind === "physical" && draw.delivery?.shipment?.state !== "shipped";
   return h("li", { "data-testid": "my-prize", "data-order": draw.order_id, "data-state": draw.state },
     h("div", { class: "prize-line" },
       h("strong", {}, draw.award_title),
       h("span", { class: `badge ${tone}`, "data-testid": "state" }, state)),
     h("div", { class: "muted" },
-      `${names.get(draw.activity_id) ?? draw.activity_id} · ${new Date(draw.created_at).toLocaleString()} · `,
+      `${names.get(draw.activity_id) ?? draw.activity_id} · ${dateTime(draw.created_at)} · `,
       h("span", { "data-testid": "delivery" }, delivered(draw))),
     shipping ? editing.get(draw.order_id) ?? h("details", { open: !draw.delivery?.shipment?.address },
-      h("summary", {}, "Shipping address"), addressForm(draw, onSave)) : null);
+      h("summary", {}, t("address.title")), addressForm(draw, onSave)) : null);
 }
 
 // `shown`: the list on the page now, whose address forms with unsaved input are kept as they
 // are (the list is read again while deliveries are under way). `onMore`: read the next page.
 export function prizeList(prizes, names, onSave, shown, onMore) {
-  if (!prizes.draws.length) return h("p", { class: "muted" }, "No prizes yet. Draw to win one.");
+  if (!prizes.draws.length) return h("p", { class: "muted" }, t("prizes.none"));
   const editing = new Map([...shown.querySelectorAll("[data-testid=my-prize]")]
     .filter((item) => item.querySelector("form[data-dirty]"))
     .map((item) => [item.dataset.order, item.querySelector("details")]));
   return h("div", {},
     h("ul", { class: "my-prizes" }, prizes.draws.map((d) => prizeItem(d, names, onSave, editing))),
-    prizes.next ? h("button", { class: "more", "data-testid": "more-prizes", onclick: onMore }, "More") : null);
+    prizes.next ? h("button", { class: "more", "data-testid": "more-prizes", onclick: onMore }, t("prizes.more")) : null);
 }
 
-const percent = (rate) => `${(Number(rate) * 100).toFixed(4).replace(/\.?0+$/, "")}%`;
+export const percent = (rate) => `${(Number(rate) * 100).toFixed(4).replace(/\.?0+$/, "")}%`;
 
 export function oddsTable(odds) {
   const rows = odds.prizes.map((p) => h("tr", { "data-award": p.award_id },
     h("td", {}, p.title), h("td", {}, percent(p.rate)),
-    h("td", {}, p.stock === null ? "unlimited" : `${p.stock_left ?? "?"} / ${p.stock}`),
-    h("td", {}, p.lock_after ? `from draw ${p.lock_after}` : "")));
+    h("td", {}, p.stock === null ? t("odds.unlimited") : `${p.stock_left ?? "?"} / ${p.stock}`),
+    h("td", {}, p.lock_after ? t("odds.from_draw", { n: p.lock_after }) : "")));
   if (Number(odds.fallback_rate) > 0 && !odds.prizes.some((p) => p.award_id === odds.fallback_award_id)) {
     rows.push(h("tr", { "data-award": odds.fallback_award_id },
       h("td", {}, odds.fallback_title), h("td", {}, percent(odds.fallback_rate)),
-      h("td", {}, "unlimited"), h("td", {})));
+      h("td", {}, t("odds.unlimited")), h("td", {})));
   }
   return h("div", { class: "scroll" }, h("table", { "data-testid": "odds" },
-    h("thead", {}, h("tr", {}, ["Prize", "Chance", "Stock left", "Locked until"].map((t) => h("th", {}, t)))),
+    h("thead", {}, h("tr", {}, [t("odds.prize"), t("odds.chance"), t("odds.stock"), t("odds.locked")].map((text) => h("th", {}, text)))),
     h("tbody", {}, rows)));
 }

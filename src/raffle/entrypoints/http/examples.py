@@ -1,0 +1,237 @@
+"""Examples of the HTTP shapes, from the demo campaign: each model shows its own in the
+OpenAPI document (`examples_of`), and every operation carries them (openapi.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict
+
+Example = dict[str, Any]
+
+WHEN = "2026-11-11T00:00:08.123456Z"
+ORDER = "0k9c2q1v7m3x8d4f"
+
+CREDENTIALS: Example = {"name": "alice", "password": "correct horse battery"}
+USER: Example = {"id": "alice", "is_admin": False}
+ACCOUNT_STATUS: Example = {**USER, "status": "locked"}
+SWITCH: Example = {"name": "activity.100301.draws", "value": "off", "default": "on"}
+SWITCH_IN: Example = {"value": "off"}
+SWITCH_CHANGE: Example = {
+    "version": 7,
+    "name": "activity.100301.draws",
+    "old": "on",
+    "new": "off",
+    "actor": "operator",
+    "at": WHEN,
+}
+HEALTH: Example = {"status": "ok"}
+READY: Example = {"status": "ready", "services": {"database": "ok", "redis": "ok"}}
+UNREADY: Example = {"status": "unready", "services": {"database": "ok", "redis": "down"}}
+LOGIN: Example = {"token": "b3V0IG9mIHNpZ2h0LCBvdXQgb2YgbWluZA", "expires_at": WHEN, "user": USER}
+ACTIVITY: Example = {
+    "id": 100301,
+    "name": "双十一抽奖",
+    "description": "The demo activity of the embedded default",
+    "state": "running",
+    "begin_at": "2025-12-31T16:00:00Z",
+    "end_at": "2029-12-31T16:00:00Z",
+    "time_zone": "Asia/Shanghai",
+    "strategy_id": 100006,
+}
+PRIZE: Example = {
+    "award_id": 109,
+    "title": "iPhone",
+    "rate": "0.0001",
+    "stock": 10,
+    "stock_left": 9,
+    "lock_after": 3,
+}
+TIER: Example = {"threshold": 60, "award_ids": [102, 103, 104, 105]}
+ODDS: Example = {
+    "activity": ACTIVITY,
+    "exhaustion": "fallback",
+    "prizes": [PRIZE],
+    "fallback_award_id": 101,
+    "fallback_rate": "0",
+    "fallback_title": "随机积分",
+    "weight_tiers": [TIER],
+}
+ACCOUNT: Example = {
+    "activity_id": 100301,
+    "total": 10,
+    "total_left": 7,
+    "day_left": 0,
+    "month_left": 7,
+    "chances": 0,
+    "draws": 3,
+}
+MY_PRIZE: Example = {**PRIZE, "draws_to_unlock": 0}
+MY_TIER: Example = {**TIER, "draws_to_reach": 57}
+MY_PRIZES: Example = {"account": ACCOUNT, "prizes": [MY_PRIZE], "weight_tiers": [MY_TIER]}
+ADDRESS: Example = {
+    "name": "张三",
+    "phone": "138 0013 8000",
+    "region": "浙江省杭州市西湖区",
+    "line": "文三路 100 号 2 幢 301",
+    "postcode": "310012",
+}
+SHIPMENT: Example = {
+    "order_id": ORDER,
+    "user_id": "alice",
+    "award_id": 105,
+    "state": "ready",
+    "address": ADDRESS,
+    "tracking": None,
+    "created_at": WHEN,
+    "updated_at": WHEN,
+}
+DELIVERY: Example = {"coupon_code": None, "content_id": None, "shipment": SHIPMENT}
+DRAW: Example = {
+    "order_id": ORDER,
+    "activity_id": 100301,
+    "award_id": 105,
+    "award_title": "小米台灯",
+    "award_kind": "physical",
+    "points": None,
+    "rule": "default",
+    "draw_count": 1,
+    "created_at": WHEN,
+    "state": "create",
+    "delivery": None,
+}
+HISTORY: Example = {"draws": [{**DRAW, "state": "completed", "delivery": DELIVERY}], "next": None}
+TOP_UP_IN: Example = {"user_id": "alice", "sku": 9011, "out_business_no": "pay-20261111-0001"}
+TOP_UP: Example = {"credited": True, "account": {**ACCOUNT, "total": 15, "total_left": 12}}
+LOADED: Example = {
+    "awards": 10,
+    "strategies": 1,
+    "activities": 1,
+    "skus": 3,
+    "rebates": 1,
+    "codes": 60,
+}
+DRIFT: Example = {
+    "award_id": 109,
+    "stock": 10,
+    "claims": 1,
+    "wins": 1,
+    "left": 9,
+    "drift": 0,
+    "leaked": 0,
+    "oversold": 0,
+}
+MINUTE: Example = {"minute": "2026-11-11T00:00:00Z", "draws": 42}
+POINTS_ORDER: Example = {
+    "order_id": ORDER,
+    "kind": "earn",
+    "amount": 37,
+    "out_business_no": ORDER,
+    "reason": "prize",
+    "created_at": WHEN,
+}
+BALANCE: Example = {"total": 137, "available": 37}
+POINTS: Example = {"balance": BALANCE, "orders": [POINTS_ORDER], "next": None}
+EXCHANGE_IN: Example = {"sku": 9011}
+EXCHANGE: Example = {
+    "exchanged": True,
+    "order": {**POINTS_ORDER, "kind": "spend", "amount": 100, "reason": "exchange"},
+    "balance": BALANCE,
+    "account": ACCOUNT,
+}
+REBATE: Example = {
+    "order_id": ORDER,
+    "activity_id": 100301,
+    "behaviour": "sign_in",
+    "business_key": "2026-11-11",
+    "sku": 9011,
+    "points": 10,
+    "created_at": WHEN,
+}
+SIGN_IN: Example = {"granted": True, "day": "2026-11-11", "streak": 3, "rebate": REBATE}
+SIGN_INS: Example = {
+    "month": "2026-11",
+    "days": [9, 10, 11],
+    "today": "2026-11-11",
+    "signed_today": True,
+    "streak": 3,
+}
+BEHAVIOUR_IN: Example = {
+    "user_id": "alice",
+    "activity_id": 100301,
+    "behaviour": "share",
+    "business_key": "share-20261111-0001",
+}
+BEHAVIOUR: Example = {
+    "granted": True,
+    "rebate": {**REBATE, "behaviour": "share", "business_key": "share-20261111-0001"},
+}
+SKU: Example = {
+    "sku": 9011,
+    "activity_id": 100301,
+    "total": 5,
+    "day": 5,
+    "month": 5,
+    "price_points": 100,
+    "stock": 100000,
+    "stock_left": 99997,
+}
+GRANT: Example = {"content_id": "course-1", "order_id": ORDER, "granted_at": WHEN}
+POOL: Example = {"pool": "phone-30", "total": 60, "handed": 1, "free": 59}
+CODES_IN: Example = {"codes": ["P30-7KQ2-M9XD", "P30-4HT8-W2CZ"]}
+IMPORTED: Example = {"added": 2, "pool": {**POOL, "total": 62, "free": 61}}
+SHIP_IN: Example = {"user_id": "alice", "tracking": "SF1234567890123"}
+SHIPMENTS: Example = {"shipments": [SHIPMENT], "next": None}
+WIN: Example = {
+    "order_id": ORDER,
+    "user_id": "alice",
+    "activity_id": 100301,
+    "award_id": 107,
+    "points": None,
+    "state": "failed",
+    "created_at": WHEN,
+    "error": {"code": "code_pool_empty", "message": "pool 'phone-30' has no free code"},
+}
+PRIZE_DELIVERIES: Example = {
+    "award_id": 105,
+    "kind": "physical",
+    "stock": 100000,
+    "records": 12,
+    "created": 1,
+    "completed": 11,
+    "failed": 0,
+    "delivered": 11,
+    "consistent": True,
+}
+DELIVERY_COUNTS: Example = {
+    "records": 120,
+    "created": 2,
+    "completed": 117,
+    "failed": 1,
+    "delivered": 117,
+    "unpublished": 0,
+}
+CAMPAIGN = """\
+awards:
+  - {id: 1, kind: thanks, title: 谢谢参与}
+  - {id: 2, kind: physical, title: 台灯}
+strategies:
+  - id: 10
+    fallback: 1
+    prizes:
+      - {award: 2, rate: 0.01, stock: 100}
+"""
+CAMPAIGN_JSON: Example = {
+    "awards": [
+        {"id": 1, "kind": "thanks", "title": "谢谢参与", "config": ""},
+        {"id": 2, "kind": "physical", "title": "台灯", "config": ""},
+    ],
+    "strategies": [
+        {"id": 10, "fallback": 1, "prizes": [{"award": 2, "rate": "0.01", "stock": 100}]}
+    ],
+}
+
+
+def examples_of(example: Example) -> ConfigDict:
+    """A model's configuration that puts `example` in its JSON schema."""
+    return ConfigDict(json_schema_extra={"examples": [example]})
