@@ -1,10 +1,11 @@
 """The shared round trips on a 3-master Redis Cluster: each master's commands go together,
 each caller gets its own reply or error, scripts survive flushed script caches, and a slot
-moved to another master is followed; bootstrap wires them when told to."""
+moved to another master is followed; bootstrap wires them when told to; switch news heard."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from redis.exceptions import ResponseError
 
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_pipeline import LuaScript
+from raffle.adapters.switch_news import RedisSwitchNews
 from raffle.bootstrap import bootstrap
 from raffle.domain.users import Session
 from raffle.settings import Settings
@@ -133,3 +135,14 @@ async def test_bootstrap_wires_the_cluster_when_the_setting_says_so(
     finally:
         await raffle.redis.delete("raffle:session:hash")
         await raffle.close()
+
+
+async def test_switch_news_is_heard_through_the_cluster(cluster: RedisCluster) -> None:
+    news = RedisSwitchNews(cluster, channel=f"test:{uuid.uuid4().hex}", check_every=30)
+    changes = news.changes().__aiter__()
+    await changes.__anext__()  # subscribed
+    try:
+        await news.announce(7)
+        await asyncio.wait_for(changes.__anext__(), 5)  # heard, long before the 30 s look
+    finally:
+        await changes.aclose()

@@ -44,6 +44,9 @@ class RedisSwitchNews:
         await self._redis.publish(self._channel, str(version))
 
     async def changes(self) -> AsyncIterator[None]:
+        # A cluster client subscribes through its map of slots, read here if no command has
+        # yet; on one Redis there is nothing to read.
+        await self._redis.initialize()
         async with self._redis.pubsub() as pubsub:
             await pubsub.subscribe(self._channel)
             yield  # subscribed: a change made before is found now
