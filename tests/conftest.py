@@ -1,8 +1,9 @@
 """Database and cache fixtures shared by every test suite.
 
-``RAFFLE_TEST_POSTGRES_URL``, ``RAFFLE_TEST_MARIADB_URL`` and ``RAFFLE_TEST_REDIS_URL`` name
-existing servers; without them, throwaway servers are started once per session from the local
-binaries (see ``services.py``). A test whose server is unavailable is skipped, or fails when
+``RAFFLE_TEST_POSTGRES_URL``, ``RAFFLE_TEST_MARIADB_URL``, ``RAFFLE_TEST_REDIS_URL`` and
+``RAFFLE_TEST_REDIS_CLUSTER_URL`` (a node of a cluster) name existing servers; without them,
+throwaway servers are started once per session from the local binaries (see ``services.py``;
+the cluster: three masters). A test whose server is unavailable is skipped, or fails when
 ``RAFFLE_REQUIRE_SERVICES=1``.
 
 A test that takes ``database_url`` runs once per backend (``[sqlite]``, ``[postgres]``,
@@ -30,6 +31,7 @@ from tests.services import (
     MariaDBServer,
     PostgresServer,
     RabbitMQServer,
+    RedisClusterServer,
     RedisServer,
     Server,
     ServiceUnavailable,
@@ -42,6 +44,7 @@ ENV_URLS = {
     "postgres": "RAFFLE_TEST_POSTGRES_URL",
     "mariadb": "RAFFLE_TEST_MARIADB_URL",
     "redis": "RAFFLE_TEST_REDIS_URL",
+    "redis-cluster": "RAFFLE_TEST_REDIS_CLUSTER_URL",  # a node of a cluster
     "rabbitmq": "RAFFLE_TEST_RABBITMQ_URL",
 }
 CREATE_DATABASE = {
@@ -53,7 +56,7 @@ DROP_DATABASE = {
     "mariadb": "DROP DATABASE IF EXISTS {}",
 }
 MakeDatabaseUrl = Callable[[str], Awaitable[str]]
-S = TypeVar("S", bound=Server)
+S = TypeVar("S", bound=Server | RedisClusterServer)
 
 _startup_seconds: dict[str, float] = {}
 
@@ -95,7 +98,9 @@ def _throwaway(server_class: type[S]) -> Iterator[S]:
 def _url(request: pytest.FixtureRequest, kind: str) -> str:
     if url := os.environ.get(ENV_URLS[kind]):
         return url
-    server: Server = request.getfixturevalue(f"{kind}_server")
+    server: Server | RedisClusterServer = request.getfixturevalue(
+        f"{kind.replace('-', '_')}_server"
+    )
     return server.url
 
 
@@ -112,6 +117,11 @@ def mariadb_server() -> Iterator[MariaDBServer]:
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
     yield from _throwaway(RedisServer)
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_server() -> Iterator[RedisClusterServer]:
+    yield from _throwaway(RedisClusterServer)
 
 
 @pytest.fixture(scope="session")
@@ -148,6 +158,11 @@ def mariadb_url(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def redis_url(request: pytest.FixtureRequest) -> str:
     return _url(request, "redis")
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url(request: pytest.FixtureRequest) -> str:
+    return _url(request, "redis-cluster")
 
 
 async def _execute_autocommit(url: str, statement: str) -> None:

@@ -1,4 +1,5 @@
-"""Throwaway database and cache servers for integration tests, from the installed binaries.
+"""Throwaway database and cache servers for integration tests, from the installed binaries
+(a Redis Cluster: three of them).
 
 Each runs on a free loopback port with its files in a temporary directory, in a session of its
 own, and is stopped by pid (a graceful signal, SIGKILL after a timeout). Leftovers are stopped
@@ -301,3 +302,104 @@ class RabbitMQServer(Server):
             sock.settimeout(2)
             sock.sendall(b"AMQP\x00\x00\x09\x01")
             return sock.recv(8)[:1] == b"\x01"
+
+
+class RedisClusterNode(RedisServer):
+    """A master of a throwaway Redis Cluster; its nodes.conf stays in its directory, so a
+    restart rejoins the cluster with the same slots (and, with no persistence, no data)."""
+
+    kind = "redis-cluster-node"
+
+    def _command(self) -> list[str]:
+        cluster = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+        # A bus port of its own: the default, port + 10000, may be taken or past 65535.
+        bus = ["--cluster-port", str(self.bus_port), "--cluster-node-timeout", "5000"]
+        return [*super()._command(), *cluster, *bus]
+
+    @property
+    def bus_port(self) -> int:
+        if not hasattr(self, "_bus_port"):
+            self._bus_port = free_port()
+        return self._bus_port
+
+
+class RedisClusterServer:
+    """Three masters (no replicas) made one cluster with ``redis-cli --cluster create``; the
+    URL names the first, from which a cluster client finds the others."""
+
+    kind = "redis-cluster"
+    MASTERS = 3
+
+    def __init__(self, startup_timeout: float = 60.0) -> None:
+        self.cli = _require(shutil.which("redis-cli"), "redis-cli")
+        self.nodes = [RedisClusterNode(startup_timeout) for _ in range(self.MASTERS)]
+        self.startup_timeout = startup_timeout
+        self.startup_seconds: float | None = None
+        self._created = False
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    @property
+    def running(self) -> bool:
+        return all(node.running for node in self.nodes)
+
+    @property
+    def pid(self) -> tuple[int | None, ...]:
+        """The masters' processes: a restart of any changes it."""
+        return tuple(node.pid for node in self.nodes)
+
+    def start(self) -> None:
+        """Start the masters that are down; create the cluster the first time; wait until
+        every master says the cluster is ok."""
+        began = time.monotonic()
+        for node in self.nodes:
+            node.start()
+        if not self._created:
+            addresses = [f"{LOOPBACK}:{node.port}" for node in self.nodes]
+            create = [self.cli, "--cluster", "create", *addresses, "--cluster-replicas", "0"]
+            self._cli([*create, "--cluster-yes"], "cluster create")
+            self._created = True
+        self._wait_ok()
+        self.startup_seconds = time.monotonic() - began
+
+    def kill(self) -> None:
+        for node in self.nodes:
+            node.kill()
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        for node in self.nodes:
+            node.close()
+
+    def _cli(self, args: list[str], what: str) -> str:
+        done = subprocess.run(args, check=False, capture_output=True, timeout=60)
+        if done.returncode != 0:
+            output = (done.stdout + done.stderr).decode(errors="replace")
+            raise ServiceUnavailable(f"{self.kind} {what} failed:\n{output}")
+        return done.stdout.decode(errors="replace")
+
+    def _wait_ok(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            states = [self._state(node) for node in self.nodes]
+            if states == ["ok"] * len(self.nodes):
+                return
+            time.sleep(0.05)
+        raise ServiceUnavailable(f"{self.kind} not ok after {self.startup_timeout:.0f}s")
+
+    def _state(self, node: RedisClusterNode) -> str:
+        address = ["-h", LOOPBACK, "-p", str(node.port)]
+        with contextlib.suppress(ServiceUnavailable, subprocess.TimeoutExpired):
+            for line in self._cli([self.cli, *address, "cluster", "info"], "info").splitlines():
+                if line.startswith("cluster_state:"):
+                    return line.partition(":")[2].strip()
+        return "unknown"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -23,6 +26,8 @@ from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
+from raffle.adapters.redis_cluster import ClusterCommands
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.redis_pipeline import SharedPipeline
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
@@ -62,6 +67,8 @@ from raffle.service.stock_sync import ClaimLedger
 from raffle.service.switchboard import SwitchBoard
 from raffle.settings import Settings
 
+Closing = list[Callable[[], Awaitable[None]]]
+
 
 @dataclass
 class Raffle:
@@ -84,8 +91,9 @@ class Raffle:
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
-    redis: Redis | None = None
-    redis_commands: SharedPipeline | None = None  # the hot commands' shared round trips
+    redis: RedisClient | None = None
+    redis_commands: RedisCommands | None = None  # the hot commands' shared round trips
+    closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
 
@@ -113,6 +121,8 @@ class Raffle:
 
     async def close(self) -> None:
         await self.broker.close()
+        for close in self.closing:
+            await close()
         if self.redis is not None:
             await self.redis.aclose()
         await self.shards.draws.close()
@@ -135,7 +145,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     sessions: SessionStore
     limiter: RateLimiter
     hints: ChanceHints
-    redis = _redis(settings.redis_url) if settings.redis_url else None
+    redis, commands, closing = _redis(settings)
     shards = sql_shards(databases, settings.shard_tables, settings.draw_batch_size)
     news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis)
     switches = SwitchBoard(SqlSwitchStore(config), news, {n: getattr(settings, n) for n in LIMITS})
@@ -146,7 +156,6 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     )
     switches.listen(partial(_apply_switches, catalogue, shards))
     claims: SqlStockClaims | None = None
-    commands: SharedPipeline | None = None
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
         return await signed_days(shards, user_id, activity_id, month)
@@ -154,7 +163,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     calendar: SignInCalendar = (
         DatabaseSignInCalendar(signed) if redis is None else RedisSignInCalendar(redis, signed)
     )
-    if redis is None:  # one process: counters in memory, sessions in the database
+    if redis is None or commands is None:  # one process: counters in memory, sessions in SQL
 
         async def left(strategy_id: int) -> dict[int, int]:
             return await units_left(uow, shards, strategy_id)
@@ -172,9 +181,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
             return await configured_stock(lambda: SqlUnitOfWork(stock_engine), strategy_id)
 
         claims = SqlStockClaims(stock_engine)
-        # The commands of every request (session, rate limit, stock) share the round trips.
-        commands = SharedPipeline(redis)
-        stock = RedisPrizeStock(redis, claims, stocks, clock, commands=commands)
+        stock = RedisPrizeStock(commands, claims, stocks, clock)
         sessions = RedisSessionStore(redis, clock, commands=commands)
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
@@ -195,6 +202,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         switches=switches,
         redis=redis,
         redis_commands=commands,
+        closing=closing,
         claims=claims.counts if claims else None,
         ledger=claims,
         probes=_probes(settings, databases, redis, broker),
@@ -234,7 +242,7 @@ def _engine(url: str, settings: Settings) -> AsyncEngine:
 
 
 def _probes(
-    settings: Settings, databases: list[AsyncEngine], redis: Redis | None, broker: Broker
+    settings: Settings, databases: list[AsyncEngine], redis: RedisClient | None, broker: Broker
 ) -> list[Probe]:
     """A probe per service, named after the setting that points at it."""
     config, *shards = zip(settings.database_urls, databases, strict=True)
@@ -257,11 +265,34 @@ def _broker(settings: Settings) -> Broker:
     return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
 
 
-def _redis(url: str) -> Redis:
-    """A client whose callers wait for a free connection under load instead of failing,
-    and that retries a command on a fresh connection after Redis restarted."""
-    pool = BlockingConnectionPool.from_url(
+def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None, Closing]:
+    """The client and the shared round trips of the commands of every request (session,
+    rate limit, stock, hints): on one Redis, or per master of a Redis Cluster; what else
+    close() must close."""
+    url = settings.redis_url
+    if url is None:
+        return None, None, []
+    if not settings.redis_cluster:
+        redis = _redis_client(url)
+        return redis, SharedPipeline(redis), []
+    cluster = RedisCluster.from_url(
         url,
+        max_connections=200,  # per node; past it a command fails rather than waits
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
+    )
+    commands = ClusterCommands(cluster, lambda host, port: _redis_client(url, host, port))
+    return cluster, commands, [commands.aclose]
+
+
+def _redis_client(url: str, host: str | None = None, port: int | None = None) -> Redis:
+    """A client whose callers wait for a free connection under load instead of failing,
+    and that retries a command on a fresh connection after Redis restarted; to the URL's
+    server, or with its credentials and options to a cluster's master at host:port."""
+    options = parse_url(url)
+    if host is not None and port is not None:
+        options["host"], options["port"] = host, port
+    pool = BlockingConnectionPool(
+        **options,
         max_connections=200,
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
         retry_on_error=[RedisConnectionError, RedisTimeoutError],

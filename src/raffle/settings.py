@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     # Redis for prize stock, sessions and rate limits; without it they live in the database
     # and in this process (the single-process embedded default).
     redis_url: str | None = None
+    # redis_url names a node of a Redis Cluster (any master; the others are found from it)
+    # rather than one Redis: every key of a script then shares a hash tag, hence a slot.
+    redis_cluster: bool = False
     # Connections each process keeps open per pool (one per database, one more on the
     # configuration database for stock claims with Redis), and how many more it may open at
     # a peak. Those above pool_size are closed as soon as they are returned, so a load that

@@ -1,5 +1,6 @@
 """Fixtures of the integration tests: a migrated database with its shard tables, a Redis
-client and a key prefix of the test's own, and whole raffles built on every backend."""
+client (one Redis, then a Redis Cluster) with its shared round trips and a key prefix of the
+test's own, and whole raffles built on every backend."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from redis.asyncio import BlockingConnectionPool, Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.bootstrap import Raffle, sql_shards
@@ -17,6 +18,7 @@ from raffle.domain.campaign import Campaign
 from raffle.service.ports import Shards
 from raffle.settings import Settings
 from tests.integration.raffles import Build, SettableClock, wired
+from tests.integration.redis_clients import REDIS_KINDS, connected, redis_settings
 
 SHARD_TABLES = 4  # user rows spread over several tables of one database
 
@@ -35,12 +37,29 @@ def shards(engine: AsyncEngine) -> Shards:
     return sql_shards([engine], SHARD_TABLES)
 
 
+@pytest.fixture(params=REDIS_KINDS)
+def redis_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    # Requests wait for a free connection: the default pool raises past 100 in use.
-    client = Redis.from_pool(BlockingConnectionPool.from_url(redis_url, max_connections=50))
-    yield client
-    await client.aclose()
+async def redis_connected(
+    request: pytest.FixtureRequest, redis_kind: str
+) -> AsyncIterator[tuple[RedisClient, RedisCommands]]:
+    async with connected(request, redis_kind) as both:
+        yield both
+
+
+@pytest.fixture
+def redis(redis_connected: tuple[RedisClient, RedisCommands]) -> RedisClient:
+    """A client of one Redis, then of the cluster."""
+    return redis_connected[0]
+
+
+@pytest.fixture
+def redis_commands(redis_connected: tuple[RedisClient, RedisCommands]) -> RedisCommands:
+    """The shared round trips on `redis`, as bootstrap picks them for its deployment."""
+    return redis_connected[1]
 
 
 @pytest.fixture
@@ -49,28 +68,27 @@ def prefix() -> str:
     return f"test:{uuid.uuid4().hex}:"
 
 
-@pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis"])
+@pytest.fixture(params=["sqlite", "postgres+redis", "mariadb+redis", "postgres+redis-cluster"])
 async def build(
     request: pytest.FixtureRequest,
     tmp_path: object,
     make_database_url: Callable[[str], Awaitable[str]],
-    redis_url: str,
 ) -> AsyncIterator[Build]:
     """Builds a raffle on the backend: SQLite alone (1 x 1), or two real databases
-    (2 x 4 shards) with Redis for stock."""
+    (2 x 4 shards) with Redis for stock: one Redis, or a 3-master Redis Cluster."""
     made: list[Raffle] = []
 
     async def build(loaded: Campaign, clock: SettableClock | None = None) -> Raffle:
         if request.param == "sqlite":
             settings = Settings(database_url=f"sqlite:///{tmp_path}/raffle-{len(made)}.db")
         else:
-            backend = request.param.split("+")[0]
+            backend, kind = request.param.split("+")
             first, second = await make_database_url(backend), await make_database_url(backend)
-            client = Redis.from_url(redis_url)
-            await client.flushdb()
-            await client.aclose()
             settings = Settings(
-                database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_url
+                database_url=first,
+                shard_urls=second,
+                shard_tables=4,
+                **await redis_settings(request, kind),
             )
         raffle = await wired(settings, loaded, clock)
         made.append(raffle)

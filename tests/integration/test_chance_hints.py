@@ -1,4 +1,5 @@
-"""Chance hints in memory and on a real Redis: the same rule (service/refusals.py) each."""
+"""Chance hints in memory and on a real Redis (one server, and a cluster): the same rule
+(service/refusals.py) each."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from redis.asyncio import Redis
 
 from raffle.adapters.chance_hints import (
     CREDIT_SECONDS,
@@ -16,22 +16,22 @@ from raffle.adapters.chance_hints import (
     MemoryChanceHints,
     RedisChanceHints,
 )
-from raffle.adapters.redis_pipeline import SharedPipeline
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.service.ports import ChanceHints
+from tests.integration.redis_clients import REDIS_KINDS, connected
 
 T0 = datetime(2026, 11, 21, 4, tzinfo=UTC)
 ALICE, BOB = ("alice", 1), ("bob", 1)
 TODAY = "2026-11-21/2026-11/-"
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", *REDIS_KINDS])
 async def hints(request: pytest.FixtureRequest, prefix: str) -> AsyncIterator[ChanceHints]:
     if request.param == "memory":
         yield MemoryChanceHints()
         return
-    redis = Redis.from_url(request.getfixturevalue("redis_url"))
-    yield RedisChanceHints(SharedPipeline(redis), prefix=prefix)
-    await redis.aclose()
+    async with connected(request, request.param) as (_, commands):
+        yield RedisChanceHints(commands, prefix=prefix)
 
 
 async def _marked(hints: ChanceHints, holder: tuple[str, int] = ALICE, at: datetime = T0) -> None:
@@ -132,15 +132,18 @@ async def test_concurrent_looks_and_credits_each_get_their_own_answer(
     assert [look.refused for look in looks] == [n % 2 == 0 and n >= 50 for n in range(200)]
 
 
-async def test_redis_keeps_an_account_a_day_past_its_last_write(redis: Redis, prefix: str) -> None:
-    hints = RedisChanceHints(SharedPipeline(redis), prefix=prefix)
+async def test_redis_keeps_an_account_a_day_past_its_last_write(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    hints = RedisChanceHints(redis_commands, prefix=prefix)
     await hints.look(ALICE, TODAY, "k-1", T0)
     await _marked(hints)
     await hints.begin_credit([ALICE], "c-1", T0)
     record = f"{prefix}{{alice:1}}"
     assert 0 < await redis.pttl(record) <= KEEP_SECONDS * 1000
     assert 0 < await redis.pttl(record + ":credits") <= 2 * CREDIT_SECONDS * 1000
-    [keys] = await redis.keys(record.replace("{", "[{]").replace("}", "[}]") + ":keys:*")
+    pattern = record.replace("{", "[{]").replace("}", "[}]") + ":keys:*"
+    [keys] = [key async for key in redis.scan_iter(pattern)]
     assert 0 < await redis.pttl(keys) <= 2 * KEEP_SECONDS * 1000
     await redis.delete(record, record + ":credits")  # Redis lost its data: no refusal
     assert not (await hints.look(ALICE, TODAY, None, T0)).refused

@@ -22,6 +22,7 @@ from raffle.service.quotas import my_account
 from raffle.service.rebates import sign_in
 from raffle.service.reconcile import stock_report
 from raffle.settings import Settings
+from tests.integration.conftest import redis_settings
 from tests.integration.raffles import (
     ACTIVITY,
     PRIZE,
@@ -33,7 +34,7 @@ from tests.integration.raffles import (
     wired,
 )
 from tests.integration.test_rebate_concurrency import rebating
-from tests.services import RedisServer
+from tests.services import RedisClusterServer, RedisServer
 
 IN_FLIGHT = 250
 
@@ -305,13 +306,27 @@ def signing_in(raffle: Raffle, user_id: str) -> Step:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("backend", ["postgres", "mariadb"])
+@pytest.mark.parametrize(
+    ("backend", "kind"),
+    [("postgres", "redis"), ("mariadb", "redis"), ("postgres", "redis-cluster")],
+)
 async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(
-    make_database_url: Callable[[str], Awaitable[str]], redis_server: RedisServer, backend: str
+    request: pytest.FixtureRequest,
+    make_database_url: Callable[[str], Awaitable[str]],
+    backend: str,
+    kind: str,
 ) -> None:
+    # On the cluster every master is killed and restarted: each comes back with its slots
+    # (nodes.conf) and without data, the counters of every strategy gone.
+    redis_server: RedisServer | RedisClusterServer = request.getfixturevalue(
+        f"{kind.replace('-', '_')}_server"
+    )
     first, second = await make_database_url(backend), await make_database_url(backend)
     settings = Settings(
-        database_url=first, shard_urls=second, shard_tables=4, redis_url=redis_server.url
+        database_url=first,
+        shard_urls=second,
+        shard_tables=4,
+        **await redis_settings(request, kind),
     )
     raffle = await wired(settings, campaign(rate="0.5", stock=100))
     draws = [Draw(f"user{u:03d}", 1) for _ in range(20) for u in range(500)]
@@ -338,7 +353,7 @@ async def test_redis_losing_its_data_halfway_neither_oversells_nor_drifts(
         await halfway.wait()
         redis_server.kill()  # no persistence: every counter is gone
         await asyncio.sleep(0.5)
-        redis_server.start()
+        await asyncio.to_thread(redis_server.start)  # a cluster waits to be ok again
         nonlocal restarted
         restarted = redis_server.pid
 

@@ -1,5 +1,6 @@
-"""Prize stock on real Redis and real databases: no oversell under concurrency, across a Redis
-crash, after data loss; units given back exactly once; the in-memory stock too."""
+"""Prize stock on real Redis (one server, and a cluster) and real databases: no oversell under
+concurrency, across a Redis crash, after data loss; units given back exactly once; the in-memory
+stock too."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from types import TracebackType
 from typing import Any, Self, cast
 
 import pytest
-from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock, StockUnavailable
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
 from raffle.adapters.sql.tables.config import stock_claim
@@ -29,7 +30,8 @@ from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.service.ports import Shards
 from raffle.service.reconcile import reconcile
-from tests.services import RedisServer
+from tests.integration.redis_clients import REDIS_KINDS, connected
+from tests.services import RedisClusterServer, RedisServer
 
 S, A = 2**40, 7  # strategy ids are BIGINT
 IN_FLIGHT = 250
@@ -59,19 +61,15 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     await engine.dispose()
 
 
-def _client(url: str, **options: Any) -> Redis:
-    """A client whose callers wait for a free connection: the default pool raises "Too many
-    connections" past 100 at once, as one process's draws in flight easily are."""
-    pool = BlockingConnectionPool.from_url(url, max_connections=IN_FLIGHT, timeout=30, **options)
-    return Redis.from_pool(pool)
-
-
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = _client(redis_url)
-    await client.flushdb()
-    yield client
-    await client.aclose()
+async def redis_connected(
+    request: pytest.FixtureRequest, redis_kind: str
+) -> AsyncIterator[tuple[RedisClient, RedisCommands]]:
+    """Emptied; as many connections as draws in flight (one Redis: its callers wait for a
+    free one past them)."""
+    async with connected(request, redis_kind, max_connections=IN_FLIGHT) as (client, commands):
+        await client.flushdb()
+        yield client, commands
 
 
 async def _claims(engine: AsyncEngine) -> list[tuple[int, str]]:
@@ -86,9 +84,9 @@ async def _claims(engine: AsyncEngine) -> list[tuple[int, str]]:
 
 
 async def test_concurrent_takes_hand_out_exactly_the_stock(
-    redis: Redis, engine: AsyncEngine
+    redis_commands: RedisCommands, engine: AsyncEngine
 ) -> None:
-    stock = RedisPrizeStock(redis, SqlStockClaims(engine), configured(100), FixedClock())
+    stock = RedisPrizeStock(redis_commands, SqlStockClaims(engine), configured(100), FixedClock())
     gate = asyncio.Semaphore(IN_FLIGHT)
 
     async def take(i: int) -> bool:
@@ -156,70 +154,81 @@ def _strategy(stock: int) -> Strategy:
     return Strategy(S, (StrategyPrize(A, Decimal("0.5"), stock=stock),), Fallback(1))
 
 
+@pytest.mark.parametrize("kind", REDIS_KINDS)
 async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
-    redis_server: RedisServer, engine: AsyncEngine
+    request: pytest.FixtureRequest, engine: AsyncEngine, kind: str
 ) -> None:
+    # On the cluster every master crashes, and comes back with its slots and no data.
+    redis_server: RedisServer | RedisClusterServer = request.getfixturevalue(
+        f"{kind.replace('-', '_')}_server"
+    )
     redis_server.start()  # a no-op unless an earlier test left it down
+    crashed = redis_server.pid
     # One immediate retry in the client, which replaces a pooled connection to the dead
     # server but not an outage: a command that meets the outage fails, and the caller
     # retries the whole take, as a draw would.
-    client = _client(redis_server.url, retry=Retry(NoBackoff(), 1))
-    await client.flushdb()
-    loads = 0
+    connecting = connected(
+        request, kind, redis_server.url, max_connections=IN_FLIGHT, retry=Retry(NoBackoff(), 1)
+    )
+    async with connecting as (client, commands):
+        await client.flushdb()
+        loads = 0
 
-    async def stocks(strategy_id: int) -> dict[int, int]:
-        nonlocal loads
-        loads += 1
-        return await configured(100)(strategy_id)
+        async def stocks(strategy_id: int) -> dict[int, int]:
+            nonlocal loads
+            loads += 1
+            return await configured(100)(strategy_id)
 
-    # The crash comes once a few dozen units are handed out, their claims still in flight.
-    recorder = _RecordingClaims(engine, enough=CRASH_AFTER_TAKES)
-    stock = RedisPrizeStock(client, recorder, stocks, FixedClock())
-    won: list[str] = []
-    errors = 0
+        # The crash comes once a few dozen units are handed out, their claims still in flight.
+        recorder = _RecordingClaims(engine, enough=CRASH_AFTER_TAKES)
+        stock = RedisPrizeStock(commands, recorder, stocks, FixedClock())
+        won: list[str] = []
+        errors = 0
 
-    async def take(i: int) -> bool:
-        nonlocal errors
-        # Draws arrive over time, as traffic does: all at once, the stock would be gone (and
-        # the losers told so) before the crash, leaving no take to meet it.
-        await asyncio.sleep(i * ARRIVAL_SECONDS)
-        for _ in range(ATTEMPTS):
-            try:
-                if not await stock.take(S, A, f"order{i}"):
-                    return False
-            except (RedisConnectionError, RedisTimeoutError, StockUnavailable):
-                errors += 1
-                await asyncio.sleep(PAUSE)
-                continue
-            won.append(f"order{i}")
-            return True
-        return False  # Redis out of reach: the draw yields no prize
+        async def take(i: int) -> bool:
+            nonlocal errors
+            # Draws arrive over time, as traffic does: all at once, the stock would be gone (and
+            # the losers told so) before the crash, leaving no take to meet it.
+            await asyncio.sleep(i * ARRIVAL_SECONDS)
+            for _ in range(ATTEMPTS):
+                try:
+                    if not await stock.take(S, A, f"order{i}"):
+                        return False
+                except (RedisConnectionError, RedisTimeoutError, StockUnavailable):
+                    errors += 1
+                    await asyncio.sleep(PAUSE)
+                    continue
+                won.append(f"order{i}")
+                return True
+            return False  # Redis out of reach: the draw yields no prize
 
-    async def crash() -> None:
-        await recorder.enough.wait()
-        redis_server.kill()
-        await asyncio.sleep(OUTAGE_SECONDS)  # Redis itself is back within milliseconds
-        await asyncio.to_thread(redis_server.restart)
+        async def crash() -> None:
+            await recorder.enough.wait()
+            redis_server.kill()
+            await asyncio.sleep(OUTAGE_SECONDS)  # Redis itself is back within milliseconds
+            await asyncio.to_thread(redis_server.restart)
 
-    crasher = asyncio.create_task(crash())
-    try:
-        results = await asyncio.gather(*(take(i) for i in range(3_000)))
-        await asyncio.wait_for(crasher, 60)
-        left = await stock.left(S, A)
-        drift = await reconcile(
-            _strategy(100),
-            cast(Shards, _Shards(len(won))),
-            recorder.counts,
-            stock.left,
-        )
-    finally:
-        crasher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await crasher
-        redis_server.start()
-        await client.aclose()
+        crasher = asyncio.create_task(crash())
+        try:
+            results = await asyncio.gather(*(take(i) for i in range(3_000)))
+            await asyncio.wait_for(crasher, 60)
+            left = await stock.left(S, A)
+            drift = await reconcile(
+                _strategy(100),
+                cast(Shards, _Shards(len(won))),
+                recorder.counts,
+                stock.left,
+            )
+        finally:
+            crasher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await crasher
+            redis_server.start()
 
-    assert errors > 0  # the crash was felt by takes in flight
+    assert redis_server.pid != crashed  # the crash was real: new servers, no data
+    # Felt by takes in flight; the cluster's commands wait out a short outage instead
+    # (ClusterCommands asks again while the masters come back).
+    assert errors > 0 or kind == "redis-cluster"
     assert loads >= 2  # the counter was lost and rebuilt from the claims
     claims = await _claims(engine)
     slots = [slot for slot, _ in claims]
@@ -235,8 +244,10 @@ async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
     assert [(d.drift, d.leaked, d.unclaimed_wins, d.oversold) for d in drift] == [(0, 0, 0, 0)]
 
 
-async def test_a_unit_given_back_returns_exactly_once(redis: Redis, engine: AsyncEngine) -> None:
-    stock = RedisPrizeStock(redis, SqlStockClaims(engine), configured(3), FixedClock())
+async def test_a_unit_given_back_returns_exactly_once(
+    redis_commands: RedisCommands, engine: AsyncEngine
+) -> None:
+    stock = RedisPrizeStock(redis_commands, SqlStockClaims(engine), configured(3), FixedClock())
     assert await stock.take(S, A, "first")
     assert await stock.take(S, A, "second")
     assert await stock.left(S, A) == 1
@@ -272,12 +283,12 @@ async def test_claims_made_at_once_each_learn_whether_they_hold_their_slot(
 
 
 async def test_a_lost_counter_resumes_above_the_top_claim_and_reoffers_the_gaps(
-    redis: Redis, engine: AsyncEngine
+    redis_commands: RedisCommands, engine: AsyncEngine
 ) -> None:
     claims = SqlStockClaims(engine)
     for slot in (1, 2, 4, 5):  # 3 was given back before Redis lost its data
         assert await claims.claim(S, A, slot, f"old{slot}", FixedClock().now())
-    stock = RedisPrizeStock(redis, claims, configured(6), FixedClock())
+    stock = RedisPrizeStock(redis_commands, claims, configured(6), FixedClock())
     assert await stock.left(S, A) is None
 
     await stock.warm(S)
@@ -291,10 +302,10 @@ async def test_a_lost_counter_resumes_above_the_top_claim_and_reoffers_the_gaps(
 
 
 async def test_a_slot_claimed_by_a_draw_in_flight_across_the_loss_is_skipped(
-    redis: Redis, engine: AsyncEngine
+    redis: RedisClient, redis_commands: RedisCommands, engine: AsyncEngine
 ) -> None:
     claims = SqlStockClaims(engine)
-    stock = RedisPrizeStock(redis, claims, configured(3), FixedClock())
+    stock = RedisPrizeStock(redis_commands, claims, configured(3), FixedClock())
     assert await stock.take(S, A, "before")  # slot 1
     await redis.flushdb()  # Redis loses its data while a draw holds slot 2, not yet claimed
     await stock.warm(S)
@@ -306,9 +317,11 @@ async def test_a_slot_claimed_by_a_draw_in_flight_across_the_loss_is_skipped(
     assert await stock.left(S, A) == 0
 
 
-async def test_rebuild_recovers_units_the_counter_lost(redis: Redis, engine: AsyncEngine) -> None:
+async def test_rebuild_recovers_units_the_counter_lost(
+    redis_commands: RedisCommands, engine: AsyncEngine
+) -> None:
     claims = SqlStockClaims(engine)
-    stock = RedisPrizeStock(redis, claims, configured(5), FixedClock())
+    stock = RedisPrizeStock(redis_commands, claims, configured(5), FixedClock())
     for order in ("a", "b", "c"):
         assert await stock.take(S, A, order)
     assert await claims.release(S, A, "b") == [2]  # a draw died before giving it back to Redis
@@ -322,9 +335,9 @@ async def test_rebuild_recovers_units_the_counter_lost(redis: Redis, engine: Asy
 
 
 async def test_an_award_without_configured_stock_is_never_taken(
-    redis: Redis, engine: AsyncEngine
+    redis_commands: RedisCommands, engine: AsyncEngine
 ) -> None:
-    stock = RedisPrizeStock(redis, SqlStockClaims(engine), configured(5), FixedClock())
+    stock = RedisPrizeStock(redis_commands, SqlStockClaims(engine), configured(5), FixedClock())
     assert not await stock.take(S, A + 1, "order")
     assert not await stock.take(S + 1, A, "order")
     assert await _claims(engine) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -16,6 +17,14 @@ from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
 from tests.services import RedisServer
 
 IN_FLIGHT = 500
+
+
+@pytest.fixture
+def redis_kind() -> str:
+    """One Redis: a cluster's round trips are a SharedPipeline per master (test_redis_cluster)."""
+    return "redis"
+
+
 # Adds ARGV[1] to the key and answers the new value: a result of its own for every caller.
 _ADD = LuaScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
 

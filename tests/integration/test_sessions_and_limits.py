@@ -1,4 +1,5 @@
-"""Sessions in SQL and Redis, Redis rate limits and argon2 hashes, on real servers."""
+"""Sessions in SQL and Redis, Redis rate limits and argon2 hashes, on real servers (Redis: one
+server, then a cluster)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from datetime import timedelta
 
 import pytest
 from argon2.exceptions import InvalidHashError
-from redis.asyncio import Redis
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.rate_limits import RedisRateLimiter
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.sessions import SLIDE_AFTER, RedisSessionStore, SqlSessionStore
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.tables.config import session as session_table
@@ -91,13 +92,14 @@ async def test_hashing_leaves_the_event_loop_free() -> None:
 
 
 async def test_redis_keeps_a_session_under_its_token_hash_with_a_ttl(
-    redis: Redis, prefix: str
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
 ) -> None:
     clock = FakeClock()
-    store = RedisSessionStore(redis, clock, prefix=prefix)
+    store = RedisSessionStore(redis, clock, prefix=prefix, commands=redis_commands)
     await store.create(Session("root", True, START), _hash("root"), HOUR)
     key = f"{prefix}{_hash('root')}".encode()
-    assert sorted(await redis.keys(f"{prefix}*")) == sorted([key, f"{prefix}user:root".encode()])
+    found = [found async for found in redis.scan_iter(f"{prefix}*")]  # KEYS: one node's
+    assert sorted(found) == sorted([key, f"{prefix}user:root".encode()])
     assert await redis.smembers(f"{prefix}user:root") == {key}  # type: ignore[misc]
     assert HOUR - 2 <= await redis.ttl(prefix + _hash("root")) <= HOUR
     clock.advance(10)
@@ -105,15 +107,19 @@ async def test_redis_keeps_a_session_under_its_token_hash_with_a_ttl(
     assert touched == Session("root", True, clock.now() + timedelta(seconds=HOUR))
 
 
-async def test_touching_a_redis_session_slides_its_ttl(redis: Redis, prefix: str) -> None:
-    store = RedisSessionStore(redis, FakeClock(), prefix=prefix)
+async def test_touching_a_redis_session_slides_its_ttl(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    store = RedisSessionStore(redis, FakeClock(), prefix=prefix, commands=redis_commands)
     await store.create(ALICE, _hash("alice"), 60)
     assert await store.touch(_hash("alice"), 24 * HOUR) is not None
     assert 24 * HOUR - 2 <= await redis.ttl(prefix + _hash("alice")) <= 24 * HOUR
 
 
-async def test_an_expired_redis_session_is_gone(redis: Redis, prefix: str) -> None:
-    store = RedisSessionStore(redis, FakeClock(), prefix=prefix)
+async def test_an_expired_redis_session_is_gone(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    store = RedisSessionStore(redis, FakeClock(), prefix=prefix, commands=redis_commands)
     await store.create(ALICE, _hash("alice"), 60)
     await redis.pexpire(prefix + _hash("alice"), 1)  # the TTL running out, without the wait
     await asyncio.sleep(0.05)
@@ -121,8 +127,10 @@ async def test_an_expired_redis_session_is_gone(redis: Redis, prefix: str) -> No
     assert await store.touch(_hash("nobody"), 60) is None
 
 
-async def test_a_deleted_redis_session_is_gone(redis: Redis, prefix: str) -> None:
-    store = RedisSessionStore(redis, FakeClock(), prefix=prefix)
+async def test_a_deleted_redis_session_is_gone(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    store = RedisSessionStore(redis, FakeClock(), prefix=prefix, commands=redis_commands)
     await store.create(ALICE, _hash("alice"), 60)
     await store.create(ALICE, _hash("alice, elsewhere"), 60)
     await store.delete(_hash("alice"))
@@ -131,8 +139,10 @@ async def test_a_deleted_redis_session_is_gone(redis: Redis, prefix: str) -> Non
     assert await redis.exists(prefix + _hash("alice")) == 0
 
 
-async def test_all_redis_sessions_of_a_user_end_at_once(redis: Redis, prefix: str) -> None:
-    store = RedisSessionStore(redis, FakeClock(), prefix=prefix)
+async def test_all_redis_sessions_of_a_user_end_at_once(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    store = RedisSessionStore(redis, FakeClock(), prefix=prefix, commands=redis_commands)
     await store.create(ALICE, _hash("alice"), 60)
     await store.create(ALICE, _hash("alice, elsewhere"), HOUR)
     await store.create(Session("bob", False, START), _hash("bob"), 60)
@@ -144,8 +154,10 @@ async def test_all_redis_sessions_of_a_user_end_at_once(redis: Redis, prefix: st
     assert await store.end_all("alice") == 0
 
 
-async def test_a_sign_in_forgets_the_users_sessions_that_expired(redis: Redis, prefix: str) -> None:
-    store = RedisSessionStore(redis, FakeClock(), prefix=prefix)
+async def test_a_sign_in_forgets_the_users_sessions_that_expired(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    store = RedisSessionStore(redis, FakeClock(), prefix=prefix, commands=redis_commands)
     await store.create(ALICE, _hash("alice"), 60)
     await redis.delete(prefix + _hash("alice"))  # as when it expired
     await store.create(ALICE, _hash("alice, later"), 60)
@@ -233,8 +245,10 @@ async def test_sql_deletes_the_sessions_left_to_expire(engine: AsyncEngine) -> N
 # --- rate limits in Redis ---------------------------------------------------------------
 
 
-async def test_the_redis_limit_is_reached_at_exactly_n(redis: Redis, prefix: str) -> None:
-    limiter = RedisRateLimiter(redis, prefix=prefix)
+async def test_the_redis_limit_is_reached_at_exactly_n(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    limiter = RedisRateLimiter(redis, prefix=prefix, commands=redis_commands)
     assert [await limiter.hit("k", 5, HOUR) for _ in range(5)] == [0] * 5
     assert await limiter.count("k", HOUR) == 5
     wait = await limiter.hit("k", 5, HOUR)
@@ -243,8 +257,10 @@ async def test_the_redis_limit_is_reached_at_exactly_n(redis: Redis, prefix: str
     assert await limiter.count("other", HOUR) == 0
 
 
-async def test_a_redis_window_ends_and_the_count_starts_again(redis: Redis, prefix: str) -> None:
-    limiter = RedisRateLimiter(redis, prefix=prefix)
+async def test_a_redis_window_ends_and_the_count_starts_again(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    limiter = RedisRateLimiter(redis, prefix=prefix, commands=redis_commands)
     assert await limiter.hit("k", 1, 1) == 0
     assert await limiter.hit("k", 1, 1) == 1
     await asyncio.sleep(1.05)
@@ -252,8 +268,10 @@ async def test_a_redis_window_ends_and_the_count_starts_again(redis: Redis, pref
     assert await limiter.hit("k", 1, 1) == 0
 
 
-async def test_a_redis_limit_resets(redis: Redis, prefix: str) -> None:
-    limiter = RedisRateLimiter(redis, prefix=prefix)
+async def test_a_redis_limit_resets(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    limiter = RedisRateLimiter(redis, prefix=prefix, commands=redis_commands)
     for _ in range(3):
         await limiter.hit("k", 1, HOUR)
     await limiter.reset("k")
@@ -261,23 +279,29 @@ async def test_a_redis_limit_resets(redis: Redis, prefix: str) -> None:
     assert await limiter.hit("k", 1, HOUR) == 0
 
 
-async def test_200_concurrent_hits_let_exactly_the_limit_through(redis: Redis, prefix: str) -> None:
-    limiter = RedisRateLimiter(redis, prefix=prefix)
+async def test_200_concurrent_hits_let_exactly_the_limit_through(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    limiter = RedisRateLimiter(redis, prefix=prefix, commands=redis_commands)
     waits = await asyncio.gather(*(limiter.hit("hot", 37, HOUR) for _ in range(200)))
     assert waits.count(0) == 37
     assert all(0 < wait <= HOUR for wait in waits if wait)
     assert await limiter.count("hot", HOUR) == 200
 
 
-async def test_a_counter_left_without_expiry_gets_one(redis: Redis, prefix: str) -> None:
+async def test_a_counter_left_without_expiry_gets_one(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
     await redis.set(prefix + "k", 7)  # say, written by hand or by an older version
-    limiter = RedisRateLimiter(redis, prefix=prefix)
+    limiter = RedisRateLimiter(redis, prefix=prefix, commands=redis_commands)
     assert await limiter.hit("k", 100, 60) == 0
     assert 0 < await redis.ttl(prefix + "k") <= 60
 
 
-async def test_the_redis_limiter_survives_a_flushed_script_cache(redis: Redis, prefix: str) -> None:
-    limiter = RedisRateLimiter(redis, prefix=prefix)
+async def test_the_redis_limiter_survives_a_flushed_script_cache(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
+    limiter = RedisRateLimiter(redis, prefix=prefix, commands=redis_commands)
     assert await limiter.hit("k", 1, HOUR) == 0
     await redis.script_flush()  # as after a restart or failover
     assert await limiter.hit("k", 1, HOUR) > 0
@@ -286,10 +310,12 @@ async def test_the_redis_limiter_survives_a_flushed_script_cache(redis: Redis, p
 # --- the pieces together ----------------------------------------------------------------
 
 
-async def test_signing_in_with_argon2_and_redis(redis: Redis, prefix: str) -> None:
+async def test_signing_in_with_argon2_and_redis(
+    redis: RedisClient, redis_commands: RedisCommands, prefix: str
+) -> None:
     clock, uow, hasher = FakeClock(), FakeUserUnitOfWork(), PasswordHasher(**CHEAP)
-    sessions = RedisSessionStore(redis, clock, prefix=f"{prefix}session:")
-    limiter = RedisRateLimiter(redis, prefix=f"{prefix}rl:")
+    sessions = RedisSessionStore(redis, clock, prefix=f"{prefix}session:", commands=redis_commands)
+    limiter = RedisRateLimiter(redis, prefix=f"{prefix}rl:", commands=redis_commands)
     await auth.register("alice", "correct horse", uow, hasher)
     assert uow.committed_users["alice"].password_hash.startswith("$argon2id$")
     token, session = await auth.login(

@@ -1,9 +1,9 @@
-"""The Redis sign-in bitmap against a real Redis: marks, reads, and rebuilds from the truth."""
+"""The Redis sign-in bitmap against a real Redis (one server, and a cluster): marks, reads, and
+rebuilds from the truth."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import date
 
 import pytest
@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from raffle.adapters.redis_commands import RedisClient
 from raffle.adapters.sign_in_calendar import RedisSignInCalendar
 
 NOV, DEC = date(2026, 11, 1), date(2026, 12, 1)
@@ -32,19 +33,12 @@ class Truth:
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
 def truth() -> Truth:
     return Truth()
 
 
 @pytest.fixture
-def calendar(redis: Redis, truth: Truth) -> RedisSignInCalendar:
+def calendar(redis: RedisClient, truth: Truth) -> RedisSignInCalendar:
     return RedisSignInCalendar(redis, truth.load, prefix=f"test:{uuid.uuid4().hex}:")
 
 
@@ -54,7 +48,7 @@ async def _sign(calendar: RedisSignInCalendar, truth: Truth, user: str, day: dat
 
 
 async def test_a_month_is_read_from_the_bitmap_once_built(
-    calendar: RedisSignInCalendar, truth: Truth, redis: Redis
+    calendar: RedisSignInCalendar, truth: Truth, redis: RedisClient
 ) -> None:
     for d in (1, 2, 15, 30):
         await _sign(calendar, truth, "alice", date(2026, 11, d))
@@ -72,7 +66,7 @@ async def test_a_month_is_read_from_the_bitmap_once_built(
 
 
 async def test_a_lost_key_is_rebuilt_from_the_database(
-    calendar: RedisSignInCalendar, truth: Truth, redis: Redis
+    calendar: RedisSignInCalendar, truth: Truth, redis: RedisClient
 ) -> None:
     for d in (3, 4, 5):
         await _sign(calendar, truth, "bob", date(2026, 11, d))

@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.redis_commands import RedisClient
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.unit_of_work import create_engine
@@ -78,7 +79,7 @@ async def _until(check: Callable[[], bool], what: str) -> None:
 
 
 async def test_a_board_hears_a_change_made_by_another_process_through_redis(
-    engine: AsyncEngine, redis: Redis
+    engine: AsyncEngine, redis: RedisClient
 ) -> None:
     channel = f"test:{uuid.uuid4().hex}"
     # Looks of their own only every minute: what it hears comes through the channel.
@@ -98,9 +99,18 @@ async def test_a_board_hears_a_change_made_by_another_process_through_redis(
     assert listening.current.version == 1
 
 
-async def _until_subscribed(redis: Redis, channel: str) -> None:
+async def _subscribers(redis: RedisClient, channel: str) -> int:
+    """Subscribers to the channel; on a cluster, each node counts its own clients only."""
+    if isinstance(redis, RedisCluster):
+        answer = await redis.pubsub_numsub(channel, target_nodes=RedisCluster.ALL_NODES)
+    else:
+        answer = await redis.pubsub_numsub(channel)
+    return int(answer[0][1])
+
+
+async def _until_subscribed(redis: RedisClient, channel: str) -> None:
     deadline = asyncio.get_running_loop().time() + DEADLINE_SECONDS
-    while (await redis.pubsub_numsub(channel))[0][1] < 1:
+    while await _subscribers(redis, channel) < 1:
         assert asyncio.get_running_loop().time() < deadline, "never subscribed"
         await asyncio.sleep(0.02)
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
+from raffle.adapters.redis_commands import RedisCommands
+from raffle.adapters.redis_pipeline import LuaScript
 from raffle.service.ports import Holder, Look
 
 MARK_SECONDS = 300  # a mark's life: bounds a refusal made wrong by what the rule cannot see
@@ -198,7 +199,7 @@ class RedisChanceHints:
     period, under one hash tag (one Redis Cluster slot); every call is one script, sent
     through the shared round trips."""
 
-    def __init__(self, commands: SharedPipeline, *, prefix: str = "raffle:chances:") -> None:
+    def __init__(self, commands: RedisCommands, *, prefix: str = "raffle:chances:") -> None:
         self._commands = commands
         self._prefix = prefix
 

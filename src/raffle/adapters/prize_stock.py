@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from functools import partial
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
+from raffle.adapters.redis_commands import RedisCommands
+from raffle.adapters.redis_pipeline import LuaScript
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
 from raffle.domain.errors import Unavailable
 from raffle.service.ports import Clock
@@ -110,15 +110,13 @@ class RedisPrizeStock:
 
     def __init__(
         self,
-        redis: Redis,
+        commands: RedisCommands,
         claims: SqlStockClaims,
         stocks: ConfiguredStock,
         clock: Clock,
-        *,
-        commands: SharedPipeline | None = None,
     ) -> None:
-        self._redis, self._claims, self._stocks, self._clock = redis, claims, stocks, clock
-        self._run = (commands or SharedPipeline(redis)).run
+        self._commands, self._claims, self._stocks, self._clock = commands, claims, stocks, clock
+        self._run = commands.run
         self._loading: dict[int, asyncio.Task[dict[int, int]]] = {}
 
     async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
@@ -210,7 +208,7 @@ class RedisPrizeStock:
         """Load the missing counters under the strategy's lock; the configured stock, or None
         when another process holds the lock."""
         lock, token = f"{_tag(strategy_id)}:loading", secrets.token_hex(16)
-        if not await self._redis.set(lock, token, nx=True, px=LOCK_MS):
+        if not await self._commands.execute("SET", lock, token, "NX", "PX", LOCK_MS):
             return None
         try:
             return await self._load_all(strategy_id, replace)

@@ -9,9 +9,10 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from redis.asyncio import Redis
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from raffle.adapters.redis_commands import RedisClient
 
 _CLASS_PREFIX = re.compile(r"^(?:\(\S+\)\s*)?(?:<class '[^']+'>:\s*)?")
 
@@ -60,7 +61,7 @@ def sql(engine: AsyncEngine) -> Callable[[], Awaitable[None]]:
     return check
 
 
-def ping(client: Redis) -> Callable[[], Awaitable[None]]:
+def ping(client: RedisClient) -> Callable[[], Awaitable[None]]:
     async def check() -> None:
         await client.ping()
 

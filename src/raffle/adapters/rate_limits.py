@@ -9,9 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from redis.asyncio import Redis
-
-from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
+from raffle.adapters.redis_pipeline import LuaScript
 from raffle.service.ports import Clock
 
 PRUNE_EVERY_SECONDS = 60.0
@@ -84,11 +83,11 @@ class RedisRateLimiter:
     """One counter key per limited key, expiring with its window; shared by every process."""
 
     def __init__(
-        self, redis: Redis, *, prefix: str = "raffle:rl:", commands: SharedPipeline | None = None
+        self, redis: RedisClient, *, prefix: str = "raffle:rl:", commands: RedisCommands
     ) -> None:
         self._redis = redis
         self._prefix = prefix
-        self._commands = commands or SharedPipeline(redis)
+        self._commands = commands
 
     async def hit(self, key: str, limit: int, window_seconds: int) -> int:
         keys, args = [self._prefix + key], [limit, window_seconds * 1000]

@@ -12,11 +12,10 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from redis.asyncio import Redis
 from sqlalchemy import bindparam, delete, event, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.redis_pipeline import SharedPipeline
+from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.tables.config import session as session_table
 from raffle.adapters.sql.transaction import transaction
@@ -171,16 +170,16 @@ class RedisSessionStore:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         clock: Clock,
         *,
         prefix: str = "raffle:session:",
-        commands: SharedPipeline | None = None,
+        commands: RedisCommands,
     ) -> None:
         self._redis = redis
         self._clock = clock
         self._prefix = prefix
-        self._commands = commands or SharedPipeline(redis)  # the touch of every request
+        self._commands = commands  # the touch of every request
 
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
         value = json.dumps({"user_id": session.user_id, "is_admin": session.is_admin})

@@ -8,10 +8,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import date
 
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisClusterException, RedisError
+
+from raffle.adapters.redis_commands import RedisClient
 
 log = logging.getLogger(__name__)
+
+# A cluster client that reaches no node raises the second, which is not a RedisError.
+_UNREACHABLE = (RedisError, RedisClusterException)
 
 # The days (1-31) the user signed in during the month of the date given.
 LoadMonth = Callable[[str, int, date], Awaitable[frozenset[int]]]
@@ -44,7 +48,7 @@ class RedisSignInCalendar:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         load: LoadMonth,
         *,
         ttl_seconds: int = 24 * 3600,
@@ -65,15 +69,15 @@ class RedisSignInCalendar:
                 pipe.setbit(key, day.day, 1)
                 pipe.expire(key, self._ttl)
                 await pipe.execute()
-        except RedisError:
+        except _UNREACHABLE:
             # Committed already; the calendar catches up when the key is rebuilt.
             log.warning("sign-in of %s on %s not marked in Redis", user_id, day, exc_info=True)
 
     async def month(self, user_id: str, activity_id: int, month: date) -> frozenset[int]:
         key = self.key(user_id, activity_id, month)
         try:
-            bits = (await self._redis.bitfield(key).get("u32", 0).execute())[0]
-        except RedisError:
+            bits = (await self._redis.execute_command("BITFIELD", key, "GET", "u32", 0))[0]
+        except _UNREACHABLE:
             log.warning("sign-in calendar unreadable in Redis; reading the database", exc_info=True)
             return await self._load(user_id, activity_id, month)
         if bits >> (31 - BUILT) & 1:
@@ -91,6 +95,6 @@ class RedisSignInCalendar:
                     pipe.setbit(key, offset, 1)
                 pipe.expire(key, self._ttl)
                 await pipe.execute()
-        except RedisError:
+        except _UNREACHABLE:
             log.warning("sign-in calendar not rebuilt in Redis", exc_info=True)
         return days

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from redis.asyncio import Redis
+from raffle.adapters.redis_commands import RedisClient
 
 CHANNEL = "raffle:switches"
 POLL_SECONDS = 0.5  # without Redis: each process looks at the version this often
@@ -34,7 +34,7 @@ class RedisSwitchNews:
     """A change is published on a channel every process subscribes to."""
 
     def __init__(
-        self, redis: Redis, *, channel: str = CHANNEL, check_every: float = CHECK_SECONDS
+        self, redis: RedisClient, *, channel: str = CHANNEL, check_every: float = CHECK_SECONDS
     ) -> None:
         self._redis = redis
         self._channel = channel
@@ -44,6 +44,9 @@ class RedisSwitchNews:
         await self._redis.publish(self._channel, str(version))
 
     async def changes(self) -> AsyncIterator[None]:
+        # A cluster client subscribes through its map of slots, read here if no command has
+        # yet; on one Redis there is nothing to read.
+        await self._redis.initialize()
         async with self._redis.pubsub() as pubsub:
             await pubsub.subscribe(self._channel)
             yield  # subscribed: a change made before is found now
