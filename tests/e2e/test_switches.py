@@ -3,11 +3,14 @@ published odds, a limit, read-only maintenance, the audit, and what is refused."
 
 from __future__ import annotations
 
+import io
 import uuid
 
 import httpx
+import pytest
 
 from tests.e2e.conftest import ACTIVITY, Api
+from tests.raffle_process import server_errors
 
 PROBLEM = "application/problem+json"
 DRAWS = f"/api/activities/{ACTIVITY}/draws"
@@ -21,8 +24,14 @@ async def _set(api: Api, auth: dict[str, str], name: str, value: str) -> httpx.R
     )
 
 
+def _refused_on_purpose(log: io.StringIO) -> list[tuple[str, int]]:
+    """The 5xx lines of the log: here only the 503s the switches answer on purpose."""
+    return [(line["route"], line["status"]) for line in server_errors(log.getvalue())]
+
+
+@pytest.mark.server_errors  # 503 draws_paused, on purpose
 async def test_paused_draws_answer_503_spend_nothing_and_resume_and_both_are_audited(
-    api: Api,
+    api: Api, server_log: io.StringIO
 ) -> None:
     root, pete = await api.login("root", admin=True), await api.login("pete")
     assert (await api.client.post(DRAWS, headers=pete)).status_code == 201
@@ -42,6 +51,7 @@ async def test_paused_draws_answer_503_spend_nothing_and_resume_and_both_are_aud
         (f"activity.{ACTIVITY}.draws", "on", "off", "root"),
     ]
     assert audit[0]["version"] > audit[1]["version"]
+    assert _refused_on_purpose(server_log) == [("/api/activities/{activity_id}/draws", 503)]
 
 
 async def test_a_switched_off_rule_leaves_the_published_odds_until_it_is_on_again(
@@ -80,7 +90,10 @@ async def test_a_limit_switched_shows_its_value_and_the_setting_it_replaces(api:
     }
 
 
-async def test_maintenance_refuses_writes_keeps_reads_and_the_switch_back(api: Api) -> None:
+@pytest.mark.server_errors  # 503 maintenance, on purpose
+async def test_maintenance_refuses_writes_keeps_reads_and_the_switch_back(
+    api: Api, server_log: io.StringIO
+) -> None:
     root, pete = await api.login("root", admin=True), await api.login("pete")
     assert (await _set(api, root, "maintenance", "on")).status_code == 200
     refused = await api.client.post(DRAWS, headers=pete)
@@ -94,6 +107,8 @@ async def test_maintenance_refuses_writes_keeps_reads_and_the_switch_back(api: A
     assert await api.login("ann", admin=True)  # logging in still works
     assert (await _set(api, root, "maintenance", "off")).json()["value"] == "off"
     assert (await api.client.post(DRAWS, headers=pete)).status_code == 201
+    # refused before any route took them
+    assert _refused_on_purpose(server_log) == [("unmatched", 503), ("unmatched", 503)]
 
 
 async def test_bad_switches_are_refused_and_change_nothing(api: Api) -> None:
