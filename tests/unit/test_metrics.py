@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from raffle.adapters.metrics import MULTIPROCESS, PrometheusMetrics, shared_between
+from raffle.adapters.metrics import (
+    MULTIPROCESS,
+    SHARED_MEMORY,
+    PrometheusMetrics,
+    shared_between,
+)
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.quota import NoChances, QuotaPack
@@ -123,3 +129,15 @@ def test_several_processes_share_a_folder_of_their_own_removed_after(
         assert folder.is_dir()
     assert MULTIPROCESS not in os.environ
     assert not folder.exists()
+
+
+def test_the_shared_folder_is_in_memory_unless_tmpdir_names_a_place(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("TMPDIR", raising=False)
+    with shared_between(2):
+        assert Path(os.environ[MULTIPROCESS]).parent == Path(SHARED_MEMORY)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again, as a new process does
+    with shared_between(2):
+        assert Path(os.environ[MULTIPROCESS]).parent == tmp_path

@@ -191,10 +191,12 @@ def shared_between(processes: int) -> Iterator[None]:
     if processes == 1:
         yield
         return
-    # In memory where the host has it: every count written is a write to a mapped file, which
-    # on a disk the kernel keeps writing back while requests wait on its pages.
-    memory = SHARED_MEMORY if os.path.isdir(SHARED_MEMORY) else None
-    with tempfile.TemporaryDirectory(prefix="raffle-metrics-", dir=memory) as folder:
+    # In memory where the host has it (unless TMPDIR names a place): every count written is a
+    # write to a mapped file, which on a disk the kernel keeps writing back while requests
+    # wait on its pages.
+    memory = os.path.isdir(SHARED_MEMORY) and "TMPDIR" not in os.environ
+    parent = SHARED_MEMORY if memory else None
+    with tempfile.TemporaryDirectory(prefix="raffle-metrics-", dir=parent) as folder:
         os.environ[MULTIPROCESS] = folder
         try:
             yield
