@@ -31,7 +31,7 @@ PASSWORD = "correct horse battery"
 ISSUED: set[str] = set()  # every session token Api.login was given, over the whole suite
 
 
-def _no_server_errors(request: pytest.FixtureRequest, log: str) -> None:
+def _check_server_log(request: pytest.FixtureRequest, log: str) -> None:
     if request.node.get_closest_marker("server_errors") is None and (errors := server_errors(log)):
         pytest.fail(f"the server answered {len(errors)} request(s) with a 5xx: {errors}")
     leaked = [s for s in (PASSWORD, "Bearer", *ISSUED) if s in log]
@@ -53,7 +53,7 @@ def server_log(request: pytest.FixtureRequest) -> Iterator[io.StringIO]:
     finally:
         root.handlers[:], root.level = handlers, level
         structlog.reset_defaults()
-    _no_server_errors(request, stream.getvalue())
+    _check_server_log(request, stream.getvalue())
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def server_stderr(
     path = tmp_path_factory.mktemp("server") / "stderr.log"
     with path.open("w") as file:
         yield file
-    _no_server_errors(request, path.read_text())
+    _check_server_log(request, path.read_text())
 
 
 @dataclass
