@@ -48,6 +48,7 @@ from raffle.domain.switches import LIMITS, Switches
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.draw_batch import BatchedDraws
+from raffle.service.participation import EmptyProfiles, StaticTags
 from raffle.service.ports import (
     Broker,
     ChanceHints,
@@ -60,6 +61,7 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.audiences import Profiles
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
@@ -96,6 +98,10 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
+    # Placeholders until profiles and tags are stored: every profile empty, no tag holds
+    # anyone (tags are member lists held in this process).
+    profiles: Profiles = field(default_factory=EmptyProfiles)
+    audience: StaticTags = field(default_factory=StaticTags)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

@@ -162,6 +162,10 @@ class DrawEngine:
             self._tables[pool] = AliasTable(weights) if any(weights.values()) else None
         return self._tables[pool]
 
+    def fallback(self, rng: RandomSource, reason: str) -> Outcome:
+        """The fallback, handed out for `reason` (a rule that stopped a win)."""
+        return self._fallback(rng, reason)
+
     def _fallback(self, rng: RandomSource, reason: str) -> Outcome:
         return Outcome(self._fallback_id, reason, self._draw_points(self._fallback_id, rng))
 

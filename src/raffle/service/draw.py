@@ -7,6 +7,7 @@ from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
+from raffle.service.participation import EmptyProfiles, StaticTags, enter
 from raffle.service.ports import (
     UNMEASURED,
     Attempt,
@@ -18,7 +19,11 @@ from raffle.service.ports import (
     PrizeStock,
     Shards,
 )
+from raffle.service.ports.audiences import Audience, Profiles
 from raffle.service.refusals import look
+
+# Until profiles and tags are stored: every profile empty, no tag holds anyone.
+EMPTY_PROFILES, NO_TAGS = EmptyProfiles(), StaticTags()
 
 __all__ = ["WON", "Draw", "DrawResult", "draw"]
 
@@ -33,6 +38,8 @@ async def draw(
     clock: Clock,
     hints: ChanceHints,
     metrics: Metrics = UNMEASURED,
+    profiles: Profiles = EMPTY_PROFILES,
+    audience: Audience = NO_TAGS,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -44,6 +51,11 @@ async def draw(
 
     A user the database just found without a chance is refused from the hints, without a
     transaction (service/refusals.py). `metrics` counts committed draws and those refusals.
+
+    An activity's participation policies and caps are looked at before the transaction
+    where they can be (the user's audiences and level, through `profiles` and `audience`),
+    and counted in it (service/participation.py); a user no policy admits is refused
+    (NotAdmitted) and keeps the chance.
     """
     now = clock.now()
     activity = await catalogue.activity(cmd.activity_id)
@@ -56,8 +68,10 @@ async def draw(
     except NoChances:
         metrics.refused_fast()
         raise
+    participation = await catalogue.participation(activity.id)
+    entry = await enter(participation, cmd.user_id, activity, now, profiles, audience)
     await stock.prepare(activity.strategy_id)
-    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now)
+    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, entry)
     try:
         result = await shards.draws.run(attempt)
     except NoChances:

@@ -18,11 +18,13 @@ from raffle.service.ports.draws import (
     Attempt,
     Chance,
     Claim,
+    Counting,
     Draw,
     DrawBatch,
     DrawBatches,
     DrawResult,
     DrawStore,
+    Reading,
 )
 from raffle.service.ports.hints import ChanceHints, Holder, Look
 from raffle.service.ports.metrics import UNMEASURED, Metrics
@@ -66,6 +68,7 @@ __all__ = [
     "Claim",
     "Clock",
     "CodePoolRepository",
+    "Counting",
     "CouponCodes",
     "Credit",
     "DeliveryRepository",
@@ -86,6 +89,7 @@ __all__ = [
     "PrizeStock",
     "QuotaRepository",
     "RateLimiter",
+    "Reading",
     "RebateOrderRepository",
     "RebateRuleRepository",
     "SessionStore",
