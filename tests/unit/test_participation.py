@@ -1,0 +1,74 @@
+"""The draw under participation policies and caps, on fakes: refusals change nothing, the
+order records the policy, counters and points move with the draw."""
+
+from __future__ import annotations
+
+import pytest
+
+from raffle.domain.points import PointsAccount
+from raffle.domain.policies import (
+    NOT_IN_AUDIENCE,
+    WIN_LIMIT_REACHED,
+    Caps,
+    Limit,
+    NotAdmitted,
+    Participation,
+    Period,
+    Policy,
+)
+from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.participation import StaticTags
+from tests.unit.usecase_world import ACTIVITY, PRIZE, THANKS, World, world
+
+
+async def drawn(w: World, user: str = "alice", tags: StaticTags | None = None) -> DrawResult:
+    return await draw(
+        Draw(user, ACTIVITY), catalogue=w.catalogue, shards=w.shards, stock=w.stock, rng=w.rng,
+        clock=w.clock, hints=w.hints, audience=tags or StaticTags(),
+    )  # fmt: skip
+
+
+async def test_a_refused_draw_keeps_its_chance_and_writes_nothing() -> None:
+    w = world(rate="1")
+    w.config.participation[ACTIVITY] = Participation(ACTIVITY, (Policy(7, 1, tag="vip"),))
+    with pytest.raises(NotAdmitted) as refused:
+        await drawn(w)
+    assert refused.value.reasons == {7: NOT_IN_AUDIENCE}
+    assert w.shards.store.orders == {}
+    assert w.shards.store.counters == {}
+    result = await drawn(w, tags=StaticTags({"vip": ["alice"]}))
+    assert result.draw_count == 1  # the refused draw spent no chance
+    assert w.shards.store.orders[result.order_id].policy_id == 7
+
+
+async def test_a_policys_wins_limit_refuses_the_join_after_the_win() -> None:
+    w = world(rate="1")
+    policy = Policy(1, 1, wins=Limit(1, Period.DAY))
+    w.config.participation[ACTIVITY] = Participation(ACTIVITY, (policy,))
+    assert (await drawn(w)).award_id == PRIZE
+    with pytest.raises(NotAdmitted) as refused:
+        await drawn(w)
+    assert refused.value.reasons == {1: WIN_LIMIT_REACHED}
+
+
+async def test_the_activitys_wins_cap_turns_a_win_into_the_fallback() -> None:
+    w = world(rate="1")
+    w.config.participation[ACTIVITY] = Participation(ACTIVITY, caps=Caps(Limit(1, Period.DAY)))
+    results = [await drawn(w) for _ in range(3)]
+    assert [(r.award_id, r.rule) for r in results] == [
+        (PRIZE, "default"), (THANKS, "cap"), (THANKS, "cap"),
+    ]  # fmt: skip
+    assert all(w.shards.store.orders[r.order_id].policy_id is None for r in results)
+
+
+async def test_a_points_cost_is_debited_with_the_draw_and_refused_when_short() -> None:
+    w = world(rate="0")
+    w.config.participation[ACTIVITY] = Participation(ACTIVITY, (Policy(1, 1, points_cost=4),))
+    w.shards.store.points["alice"] = PointsAccount("alice", 10, 10)
+    first = await drawn(w)
+    await drawn(w)
+    assert w.shards.store.points["alice"].available == 2
+    assert ("alice", first.order_id) in w.shards.store.points_orders
+    with pytest.raises(NotAdmitted):
+        await drawn(w)
+    assert w.shards.store.points["alice"].available == 2
