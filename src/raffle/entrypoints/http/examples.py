@@ -232,6 +232,21 @@ CAMPAIGN_JSON: Example = {
 }
 
 
+POLICY: Example = {
+    "policy_id": 1,
+    "priority": 10,
+    "tag": "vip",
+    "levels": [3, 4],
+    "points_cost": 20,
+    "joins": {"count": 3, "period": "week"},
+    "wins": {"count": 1, "period": "day"},
+}
+PARTICIPATION: Example = {
+    "policies": [POLICY, {"policy_id": 2, "priority": 20, "joins": {"count": 1, "period": "day"}}],
+    "caps": {"wins": {"count": 2, "period": "month"}, "once_per_prize": True},
+}
+
+
 def examples_of(example: Example) -> ConfigDict:
     """A model's configuration that puts `example` in its JSON schema."""
     return ConfigDict(json_schema_extra={"examples": [example]})
