@@ -25,6 +25,7 @@ from raffle.domain.policies import (
     Policy,
 )
 from raffle.domain.quota import NoChances, QuotaPack
+from raffle.service.activities import published_odds
 from raffle.service.draw import Draw, DrawResult, draw
 from tests.integration.raffles import ACTIVITY, PRIZE, WELCOME, Build, SettableClock
 from tests.integration.raffles import campaign as one_activity
@@ -119,6 +120,8 @@ async def test_the_activitys_win_a_day_cap_turns_499_of_500_wins_into_the_fallba
     assert kinds(found) == Counter({"prize": 1, "fallback:cap": 499})
     assert await chances_left(raffle, "lucky") == 500
     assert await raffle.stock.left(10, PRIZE) == 999  # a capped win takes no stock
+    odds = await published_odds(ACTIVITY, catalogue=raffle.catalogue, stock=raffle.stock)
+    assert odds.caps == Caps(Limit(1, Period.DAY))  # published: a capped win is the fallback
 
 
 async def test_each_prize_at_most_once_per_person(build: Build) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 
 from raffle.domain.activity import Activity, IllegalTransition, due_transitions
 from raffle.domain.activity import transition as next_state
 from raffle.domain.draws import UnknownActivity
+from raffle.domain.policies import Caps
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
 from raffle.service.catalogue import Catalogue
@@ -66,6 +67,7 @@ class PublishedOdds:
     fallback_rate: str  # what the prizes leave to the fallback
     fallback_title: str
     weight_tiers: dict[int, frozenset[int]]
+    caps: Caps = field(default_factory=Caps)  # per person: a win they stop is the fallback
 
 
 async def published_odds(
@@ -105,4 +107,5 @@ async def published_odds(
         str(Decimal(remainder).scaleb(-RATE_PLACES).normalize()),
         awards[strategy.fallback.award_id].title,
         tiers,
+        (await catalogue.participation(activity_id)).caps,
     )

@@ -56,6 +56,7 @@ ODDS: Example = {
     "fallback_rate": "0",
     "fallback_title": "随机积分",
     "weight_tiers": [TIER],
+    "per_person_caps": {"wins": {"count": 1, "period": "day"}, "once_per_prize": True},
 }
 ACCOUNT: Example = {
     "activity_id": 100301,

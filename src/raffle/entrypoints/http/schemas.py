@@ -14,6 +14,7 @@ from raffle.domain.quota import QuotaAccount
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.examples import examples_of
+from raffle.entrypoints.http.participation_schemas import CapsIO
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.draw import DrawResult
@@ -98,6 +99,10 @@ class OddsOut(BaseModel):
     fallback_rate: str
     fallback_title: str = Field(description="What the fallback (luck) prize is called.")
     weight_tiers: list[TierOut]
+    per_person_caps: CapsIO = Field(
+        default_factory=CapsIO,
+        description="Per person in the activity: a win these caps stop is the fallback.",
+    )
 
     @classmethod
     def of(cls, o: PublishedOdds) -> OddsOut:
@@ -111,6 +116,7 @@ class OddsOut(BaseModel):
             weight_tiers=[
                 TierOut(threshold=t, award_ids=sorted(a)) for t, a in sorted(o.weight_tiers.items())
             ],
+            per_person_caps=CapsIO.of(o.caps),
         )
 
 
