@@ -19,12 +19,14 @@ from pydantic import (
     field_validator,
 )
 
+from raffle.adapters.campaign_policies import CapsIn, PolicyIn, participation
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.fulfilment import CodePool
 from raffle.domain.limits import MAX_COUNT, MAX_ID
+from raffle.domain.policies import Participation
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
@@ -122,6 +124,8 @@ class ActivityIn(_Model):
     time_zone: Text64 = "Asia/Shanghai"
     state: ActivityState = ActivityState.EDIT  # for a new activity; a stored one keeps its own
     welcome_pack: Id | None = None
+    policies: list[PolicyIn] = []  # participation policies: meeting one is enough
+    caps: CapsIn | None = None  # per person: a capped win is the fallback
 
 
 class SkuIn(_Model):
@@ -257,8 +261,25 @@ def _to_domain(
         skus=each("skus", _sku),
         rebates=each("rebates", _rebate),
         code_pools=tuple(pool for _, pool in items.get("code_pools", [])),
+        participations=_participations(items, report),
     )
     return campaign, kept
+
+
+def _participations(
+    items: Items, report: Callable[[Location, str], None]
+) -> tuple[Participation, ...]:
+    """The activities' participation (policies, caps) where they have any; loading the file
+    leaves its other activities with none."""
+    built = []
+    for i, a in items.get("activities", []):
+        try:
+            found = participation(a.id, a.policies, a.caps)
+        except InvalidConfig as error:
+            report(("activities", i, *error.path), error.message)
+        else:
+            built += [] if found.empty else [found]
+    return tuple(built)
 
 
 def _in_file(path: Location, kept: dict[str, list[int]]) -> Location:

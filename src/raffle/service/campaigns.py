@@ -8,6 +8,7 @@ from raffle.domain.activity import FROZEN
 from raffle.domain.campaign import Campaign
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.policies import Participation
 from raffle.service.ports import UnitOfWork
 
 
@@ -61,6 +62,9 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
             await uow.skus.save(sku)
         for rule in campaign.rebates:
             await uow.rebate_rules.save(rule)
+        given = {p.activity_id: p for p in campaign.participations}
+        for activity in campaign.activities:
+            await uow.participation.save(given.get(activity.id) or Participation(activity.id))
         codes = await _fill_pools(campaign, uow)
         await uow.commit()
     return Loaded(
@@ -100,6 +104,14 @@ async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
         stored = await uow.activities.get(activity.id)
         if stored and stored.state in FROZEN and stored.strategy_id != activity.strategy_id:
             raise FrozenOdds(f"activity {activity.id} is {stored.state}: its strategy is fixed")
+    for p in campaign.participations:
+        stored = await uow.activities.get(p.activity_id)
+        if (
+            stored
+            and stored.state in FROZEN
+            and (await uow.participation.get(p.activity_id)).caps != p.caps
+        ):
+            raise FrozenOdds(f"activity {p.activity_id} is {stored.state}: its caps are fixed")
 
 
 async def engine_for(strategy_id: int, uow: UnitOfWork) -> DrawEngine:
