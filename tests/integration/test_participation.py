@@ -8,7 +8,13 @@ import asyncio
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
+import pytest
+
+from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatch
+from raffle.adapters.sql.postgres.draw_batch import PgDrawBatch
+from raffle.adapters.sql.repositories.participation import SqlCounterRepository
 from raffle.bootstrap import Raffle
 from raffle.domain.points import PointsKind, PointsOrder
 from raffle.domain.policies import (
@@ -29,7 +35,7 @@ from raffle.service.activities import published_odds
 from raffle.service.draw import Draw, DrawResult, draw
 from tests.integration.raffles import ACTIVITY, PRIZE, WELCOME, Build, SettableClock
 from tests.integration.raffles import campaign as one_activity
-from tests.integration.test_draw_concurrency import IN_FLIGHT, assert_batched
+from tests.integration.test_draw_concurrency import IN_FLIGHT, assert_batched, batches_of
 
 OTHER = 2  # a second activity on the same strategy
 NOON = datetime(2026, 11, 24, 4, 0, tzinfo=UTC)  # Tuesday 12:00 in Shanghai
@@ -215,3 +221,34 @@ async def test_a_points_cost_never_takes_the_balance_below_zero_under_200_draws(
     assert Counter(o.kind for o in spent) == Counter({PointsKind.EARN: 1, PointsKind.SPEND: 33})
     left = await chances_left(raffle, "spender") + await chances_left(raffle, "spender", OTHER)
     assert left == 2000 - 33
+
+
+async def test_an_activity_without_policies_reads_and_writes_nothing_more(
+    build: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Today's speed for today's activities: no participation step runs for them, in any
+    # backend's store; the other activity's draws run both steps.
+    calls: Counter[str] = Counter()
+    for cls in (PgDrawBatch, MariaDrawBatch, SqlCounterRepository):
+        for name in ("standings", "count", "counts", "add"):
+            if (original := getattr(cls, name, None)) is not None:
+                monkeypatch.setattr(cls, name, _counted(calls, name, original))
+    raffle = await build(campaign(rate="0.5"), SettableClock(NOON))
+    await configure(raffle, Participation(OTHER, (Policy(1, 1, joins=Limit(100, Period.DAY)),)))
+
+    plain = await answers(raffle, [Draw(f"u{n}", ACTIVITY) for n in range(50)])
+    assert all(isinstance(a, DrawResult) for a in plain)
+    assert calls == Counter()
+    counted = await answers(raffle, [Draw(f"u{n}", OTHER) for n in range(50)])
+    assert all(isinstance(a, DrawResult) for a in counted)
+    read, written = ("counts", "add") if batches_of(raffle) is None else ("standings", "count")
+    assert calls[read] >= 1
+    assert calls[written] >= 1
+
+
+def _counted(calls: Counter[str], name: str, original: Any) -> Any:
+    async def counting(self: Any, *args: Any) -> Any:
+        calls[name] += 1
+        return await original(self, *args)
+
+    return counting
