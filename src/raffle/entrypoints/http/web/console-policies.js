@@ -13,9 +13,12 @@ const levels = (text) => text.split(",").map((v) => v.trim()).filter(Boolean).ma
 const count = (text) => (/^\d+$/.test(text.trim()) ? Number(text) : text);
 
 export class PoliciesView {
-  constructor() {
+  // `onSaved`: the campaign editor reads the campaign again, so that saving the campaign
+  // afterwards keeps these policies (they are part of its activities).
+  constructor(onSaved = () => {}) {
     this.node = h("div", { class: "policies" });
     this.activityId = null;
+    this.onSaved = onSaved;
   }
 
   async refresh() {
@@ -101,6 +104,7 @@ export class PoliciesView {
       const saved = await api(`/api/admin/activities/${this.activityId}/policies`, { method: "PUT", json: this.doc });
       this.render(saved);
       notify(`Policies of activity ${this.activityId} saved.`, "ok");
+      await this.onSaved();
     } catch (error) {
       button.disabled = false;
       report(error);

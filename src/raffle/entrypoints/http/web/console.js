@@ -78,7 +78,7 @@ async function showConsole(me) {
   const editor = new Editor(() => live.setActivities(editor.activities()));
   const files = new FilePanel(() => editor.reload());
   const switches = new SwitchesView();
-  const policies = new PoliciesView();
+  const policies = new PoliciesView(() => editor.reload());
   const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, file: files.node };
   const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
