@@ -56,6 +56,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,  # routes/docs.py serves it, offline
         redoc_url=None,  # ReDoc's script would come from a CDN
+        # FastAPI's OpenTelemetry hooks: off, as nothing here exports spans (metrics and
+        # logs are observe.py's); on, each request asks OpenTelemetry whether they are wanted.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
         # the draw first, tried before any other route: it is the hot one (see routes/draw.py)
         routes=[draw.route],
     )
