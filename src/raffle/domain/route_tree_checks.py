@@ -13,7 +13,7 @@ from raffle.domain.errors import Path, RaffleError
 from raffle.domain.profiles import Gender
 from raffle.domain.route_trees import Line, Op, RouteTree, Scalar, Subject
 
-NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+NAME = re.compile(r"[\w.-]{1,64}")  # \w: any script's letters and digits, and _
 ORDERED = frozenset({Op.LT, Op.LE, Op.GT, Op.GE})
 LISTS = frozenset({Op.IN, Op.NOT_IN})
 MAX_NODES = 500  # a tree an operator can still read, and a walk that stays short
@@ -76,7 +76,7 @@ def _shape(tree: RouteTree) -> list[TreeProblem]:
     """Names, ids, lines' operators and values: what can be told one item at a time."""
     found = []
     if not NAME.fullmatch(tree.name):
-        found.append(_p("invalid_name", ("name",), "1 to 64 of A-Z a-z 0-9 _ . -"))
+        found.append(_p("invalid_name", ("name",), "1 to 64 letters, digits, _ . or -"))
     try:
         ZoneInfo(tree.time_zone)
     except (ZoneInfoNotFoundError, ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -93,6 +93,16 @@ class RouteTree:
 
     def tags(self) -> set[str]:
         return {n.name for n in self.nodes if n.subject is Subject.TAG}
+
+
+@dataclass(frozen=True, slots=True)
+class TreeVersion:
+    """A saved tree: versions count from 1 per name, a deletion taking one too."""
+
+    tree: RouteTree
+    version: int
+    saved_by: str  # the operator
+    saved_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

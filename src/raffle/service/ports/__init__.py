@@ -51,6 +51,7 @@ from raffle.service.ports.shards import (
     TopUpRepository,
     WinRepository,
 )
+from raffle.service.ports.route_trees import RouteTreeRepository
 from raffle.service.ports.switches import SwitchNews, SwitchStore
 
 __all__ = [
@@ -88,6 +89,7 @@ __all__ = [
     "RateLimiter",
     "RebateOrderRepository",
     "RebateRuleRepository",
+    "RouteTreeRepository",
     "SessionStore",
     "ShardUnitOfWork",
     "Shards",

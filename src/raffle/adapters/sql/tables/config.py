@@ -244,3 +244,16 @@ switch_change = Table(
     Column("actor", String(32), nullable=False),
     Column("changed_at", UtcDateTime, nullable=False),
 )
+
+# Decision trees (domain/route_trees.py), every saved version kept: the newest row of a name
+# is the tree, a NULL document a deletion. The key makes two saves of one version impossible.
+route_tree = Table(
+    "route_tree",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("version", BigInteger, primary_key=True, autoincrement=False),
+    Column("document", Text, nullable=True),  # the tree as JSON (route_tree_documents.py)
+    Column("saved_by", String(32), nullable=False),
+    Column("saved_at", UtcDateTime, nullable=False),
+    mysql_charset="utf8mb4",
+)
