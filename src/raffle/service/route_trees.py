@@ -66,9 +66,9 @@ async def delete_tree(
     actor: str,
     uow: Callable[[], UnitOfWork],
     clock: Clock,
-) -> None:
-    """Delete the tree (its versions stay in the history); a new one of the name goes on
-    counting from there."""
+) -> int:
+    """Delete the tree (its versions stay in the history); the version the deletion took.
+    A new tree of the name goes on counting from there."""
     async with uow() as writer:
         if await writer.route_trees.get(name) is None:
             raise UnknownRouteTree(f"no tree {name!r}")
@@ -76,6 +76,7 @@ async def delete_tree(
         if not await writer.route_trees.add(name, version, None, actor, clock.now()):
             raise _conflict(name)
         await writer.commit()
+    return version
 
 
 async def trees(uow: Callable[[], UnitOfWork]) -> list[TreeVersion]:
