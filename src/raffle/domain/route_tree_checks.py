@@ -52,20 +52,39 @@ class InvalidRouteTree(RaffleError):
 
 
 def problems(
-    tree: RouteTree, activities: Mapping[int, Activity], now: datetime
+    tree: RouteTree, activities: Mapping[int, Activity], now: datetime | None
 ) -> list[TreeProblem]:
     """Everything wrong with the tree, each with its reason and where: empty when it may be
-    saved. `activities` are the known ones (stored, or in the same campaign)."""
+    saved. `activities` are the known ones (stored, or in the same campaign); without `now`
+    an activity's window is not looked at, only its state."""
+    return [*structure(tree), *leaf_problems(tree, activities, now)]
+
+
+def structure(tree: RouteTree) -> list[TreeProblem]:
+    """The tree's own problems, whatever activities exist: its items, then (once they read
+    well) where its lines lead."""
     found = _shape(tree)
-    if not found:
-        found += _graph(tree)
+    return found or _graph(tree)
+
+
+def leaf_problems(
+    tree: RouteTree, activities: Mapping[int, Activity], now: datetime | None, *, known: bool = True
+) -> list[TreeProblem]:
+    """Leaves naming an activity that is not in `activities` (unless `known` is False: more
+    may exist elsewhere) or one that can never run: closed, or over by `now`."""
+    found = []
     for i, leaf in enumerate(tree.leaves):
         activity = activities.get(leaf.activity_id)
         where = ("leaves", i, "activity")
         if activity is None:
-            found.append(_p("unknown_activity", where, f"activity {leaf.activity_id} not found"))
-        elif activity.state is ActivityState.CLOSED or activity.end_at <= now:
-            state = activity.state if activity.end_at > now else "over"
+            if known:
+                found.append(
+                    _p("unknown_activity", where, f"activity {leaf.activity_id} not found")
+                )
+            continue
+        over = now is not None and activity.end_at <= now
+        if activity.state is ActivityState.CLOSED or over:
+            state = "over" if over else activity.state
             found.append(
                 _p("activity_cannot_run", where, f"activity {leaf.activity_id} is {state}")
             )

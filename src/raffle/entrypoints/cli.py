@@ -152,7 +152,7 @@ def load(file: Path) -> None:
     campaign = read(file)
 
     async def use(raffle: Raffle) -> None:
-        loaded = await load_campaign(campaign, raffle.uow())
+        loaded = await load_campaign(campaign, raffle.uow(), clock=raffle.clock)
         click.echo(
             f"loaded {loaded.awards} awards, {loaded.strategies} strategies, "
             f"{loaded.activities} activities and {loaded.skus} SKUs"
