@@ -18,6 +18,7 @@ from sqlalchemy import (
     Table,
     Text,
 )
+from sqlalchemy.dialects.mysql import VARCHAR
 
 from raffle.adapters.sql.tables.types import UtcDateTime
 
@@ -250,7 +251,13 @@ switch_change = Table(
 route_tree = Table(
     "route_tree",
     metadata,
-    Column("name", String(64), primary_key=True),
+    # Names compare as written on every database: MariaDB's default collation would make
+    # "VIP" and "vip" one tree.
+    Column(
+        "name",
+        String(64).with_variant(VARCHAR(64, collation="utf8mb4_bin"), "mysql", "mariadb"),
+        primary_key=True,
+    ),
     Column("version", BigInteger, primary_key=True, autoincrement=False),
     Column("document", Text, nullable=True),  # the tree as JSON (route_tree_documents.py)
     Column("saved_by", String(32), nullable=False),
