@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
@@ -84,12 +84,23 @@ class RouteTree:
     leaves: tuple[Leaf, ...]
     time_zone: str = "Asia/Shanghai"
     description: str = ""
+    # Nodes and leaves by id (the first of an id: a tree with two is refused when saved).
+    _by_id: dict[str, Node | Leaf] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        by_id: dict[str, Node | Leaf] = {}
+        items: list[Node | Leaf] = [*self.nodes, *self.leaves]
+        for item in items:
+            by_id.setdefault(item.id, item)
+        object.__setattr__(self, "_by_id", by_id)
 
     def node(self, node_id: str) -> Node | None:
-        return next((n for n in self.nodes if n.id == node_id), None)
+        found = self._by_id.get(node_id)
+        return found if isinstance(found, Node) else None
 
     def leaf(self, leaf_id: str) -> Leaf | None:
-        return next((leaf for leaf in self.leaves if leaf.id == leaf_id), None)
+        found = self._by_id.get(leaf_id)
+        return found if isinstance(found, Leaf) else None
 
     def tags(self) -> set[str]:
         return {n.name for n in self.nodes if n.subject is Subject.TAG}
