@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -215,3 +216,20 @@ async def test_a_player_is_told_their_activity_and_the_path_taken(api: Api) -> N
     assert (await api.client.get("/api/me/route/newcomers")).status_code == 401
     missing = await api.client.get("/api/me/route/nope", headers=ann)
     assert (missing.status_code, missing.json()["code"]) == (404, "unknown_route_tree")
+
+
+async def test_a_campaign_files_trees_are_imported_and_exported_back(api: Api) -> None:
+    root = await api.login("root", admin=True)
+    yaml_headers = root | {"content-type": "application/yaml"}
+    text = (Path(__file__).parents[2] / "examples" / "route-trees.yaml").read_text("utf-8")
+    imported = await api.client.post("/api/admin/campaigns", headers=yaml_headers, content=text)
+    assert imported.status_code == 200, imported.text
+    [tree] = (await api.client.get(TREES, headers=root)).json()
+    assert (tree["name"], tree["version"], tree["saved_by"]) == ("newcomers", 1, "campaign")
+    exported = await api.client.get("/api/admin/campaigns", headers=root)
+    assert "\ntrees:\n- name: newcomers\n" in exported.text
+    again = await api.client.post(
+        "/api/admin/campaigns", headers=yaml_headers, content=exported.text
+    )
+    assert again.status_code == 200, again.text
+    assert (await api.client.get(f"{TREES}/newcomers", headers=root)).json() == tree
