@@ -3,9 +3,14 @@ age in the tree's zone and asks only the tags on its path; saves are checked and
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.profiles import Gender, Profile
@@ -21,6 +26,18 @@ from raffle.service.route_trees import (
     trees,
 )
 from tests.unit.fakes import ConfigStore, FakeUnitOfWork
+from tests.unit.test_route_trees import (
+    ACTIVITIES,
+    BIRTHS,
+    GENDERS,
+    LEVELS,
+    REGIONS,
+    SCORES,
+    TAGS,
+    TREES,
+    _flatten,
+    expected,
+)
 
 # 20:00 UTC on 24 November is already the 25th in Shanghai.
 NOW = datetime(2026, 11, 24, 20, tzinfo=UTC)
@@ -163,3 +180,64 @@ def test_made_up_attributes_route_as_given() -> None:
     found = route_attributes(TREE, {"age": 30, "gender": "m"}, {"vip"})
     assert (found.activity_id, [s.node for s in found.path]) == (2, ["age", "vip"])
     assert route_attributes(TREE, {"age": 30, "gender": "m"}, set()).activity_id == 4
+
+
+@st.composite
+def _profiles(draw: st.DrawFn) -> tuple[Profile, set[str]]:
+    def maybe(values: st.SearchStrategy[Any]) -> Any:
+        return draw(st.one_of(st.none(), values))
+
+    score = maybe(SCORES)
+    profile = Profile(
+        "u",
+        level=draw(LEVELS),
+        gender=maybe(GENDERS.map(Gender)),
+        birth_date=maybe(BIRTHS),
+        region=maybe(REGIONS),
+        attributes={} if score is None else {"score": score},
+    )
+    return profile, set(draw(st.lists(st.sampled_from(TAGS), unique=True)))
+
+
+def _known_facts(profile: Profile, today: date) -> dict[str, Any]:
+    """The facts the tree may test, as the API documents them: unknown ones left out, the
+    age in whole years on `today`."""
+    found: dict[str, Any] = {"level": profile.level, "attrs": dict(profile.attributes)}
+    if profile.gender is not None:
+        found["gender"] = profile.gender.value
+    if profile.region is not None:
+        found["region"] = profile.region
+    if (born := profile.birth_date) is not None:
+        found["birth_date"] = born
+        found["age"] = today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(TREES, st.lists(_profiles(), min_size=1, max_size=5))
+def test_players_are_routed_by_their_profiles_exactly_as_an_independent_walk(
+    nested: Any, players: list[tuple[Profile, set[str]]]
+) -> None:
+    store = ConfigStore()
+    store.activities = dict(ACTIVITIES)
+    tree = replace(_flatten(nested), name="generated")
+    asyncio.run(save_tree(tree, base_version=0, actor="op", uow=lambda: _uow(store), clock=Clock()))
+    shanghai = date(2026, 11, 25)  # NOW in the tree's zone
+    for profile, tags in players:
+        audience = Audience({tag: {"u"} for tag in tags})
+        found = asyncio.run(
+            my_route(
+                "u",
+                "generated",
+                uow=lambda: _uow(store),
+                profiles=Profiles(profile),
+                audience=audience,
+                clock=Clock(),
+            )
+        )
+        activity, lines = expected(nested, _known_facts(profile, shanghai), tags)
+        assert (found.activity_id, [s.line for s in found.path]) == (activity, lines)
+        passed = [tree.node(s.node) for s in found.path]
+        assert [a[0] for a in audience.asked] == [  # asked lazily: the tags passed, in order
+            n.name for n in passed if n is not None and n.subject is Subject.TAG
+        ]
