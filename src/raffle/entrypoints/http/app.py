@@ -25,6 +25,7 @@ from raffle.entrypoints.http.routes import (
     pages,
     player,
     prizes,
+    route_trees,
     switches,
 )
 
@@ -70,6 +71,8 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     routers = (player, auth, admin, accounts, switches, campaigns, engagement, prizes, delivery)
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)
+    app.include_router(route_trees.router)
+    app.include_router(route_trees.player)
     app.mount("/web", pages.assets(), name="web")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     return app
