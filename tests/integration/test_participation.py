@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from raffle.adapters.audience_placeholders import StaticTags
 from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatch
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatch
 from raffle.adapters.sql.repositories.participation import SqlCounterRepository
@@ -158,7 +159,7 @@ async def test_three_joins_a_week_start_over_on_monday_in_the_activitys_zone(
 
 async def test_the_higher_priority_policy_admits_and_the_order_records_it(build: Build) -> None:
     raffle = await build(campaign(), SettableClock(NOON))
-    raffle.audience.members["vip"] = {"ann"}
+    raffle.audience = StaticTags({"vip": {"ann"}})
     policies = (Policy(5, priority=20), Policy(6, priority=10, tag="vip"))
     await configure(raffle, Participation(ACTIVITY, policies))
 

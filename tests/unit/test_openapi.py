@@ -14,6 +14,7 @@ from raffle.entrypoints.http import (
     engagement_schemas,
     participation_schemas,
     prize_schemas,
+    route_tree_schemas,
     schemas,
 )
 from raffle.entrypoints.http.app import create_app
@@ -133,6 +134,7 @@ def test_each_models_example_is_valid() -> None:
         engagement_schemas,
         prize_schemas,
         participation_schemas,
+        route_tree_schemas,
         campaigns,
         delivery,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from raffle.adapters.audience_placeholders import StaticTags
 from raffle.domain.points import PointsAccount
 from raffle.domain.policies import (
     NOT_IN_AUDIENCE,
@@ -17,7 +18,6 @@ from raffle.domain.policies import (
     Policy,
 )
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.participation import StaticTags
 from tests.unit.usecase_world import ACTIVITY, PRIZE, THANKS, World, world
 
 

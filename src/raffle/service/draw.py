@@ -7,7 +7,7 @@ from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
-from raffle.service.participation import EmptyProfiles, StaticTags, enter
+from raffle.service.participation import enter
 from raffle.service.ports import (
     UNMEASURED,
     Attempt,
@@ -22,9 +22,6 @@ from raffle.service.ports import (
 from raffle.service.ports.audiences import Audience, Profiles
 from raffle.service.refusals import look
 
-# Until profiles and tags are stored: every profile empty, no tag holds anyone.
-EMPTY_PROFILES, NO_TAGS = EmptyProfiles(), StaticTags()
-
 __all__ = ["WON", "Draw", "DrawResult", "draw"]
 
 
@@ -38,8 +35,8 @@ async def draw(
     clock: Clock,
     hints: ChanceHints,
     metrics: Metrics = UNMEASURED,
-    profiles: Profiles = EMPTY_PROFILES,
-    audience: Audience = NO_TAGS,
+    profiles: Profiles | None = None,
+    audience: Audience | None = None,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 

@@ -3,8 +3,7 @@ before the transaction), checked and counted inside it (every draw store runs th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from datetime import date, datetime
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from raffle.domain.activity import Activity
@@ -17,43 +16,29 @@ from raffle.service.ports import Attempt, Counting, Reading, ShardUnitOfWork
 from raffle.service.ports.audiences import Audience, Profiles
 
 
-class EmptyProfiles:
-    """Every user's profile empty (level 0): until profiles are stored."""
-
-    async def of(self, user_id: str) -> Profile:
-        return Profile(user_id)
-
-
-class StaticTags:
-    """Tags as member lists held in this process: until tags are stored."""
-
-    def __init__(self, members: Mapping[str, Collection[str]] | None = None) -> None:
-        self.members = {tag: set(users) for tag, users in (members or {}).items()}
-
-    async def holds(self, tag: str, profile: Profile, today: date) -> bool:
-        return profile.user_id in self.members.get(tag, ())
-
-
 async def enter(
     participation: Participation,
     user_id: str,
     activity: Activity,
     now: datetime,
-    profiles: Profiles,
-    audience: Audience,
+    profiles: Profiles | None,
+    audience: Audience | None,
 ) -> Entry | None:
     """The activity's participation for this user's draw; None when it has no policies and
-    no caps (the draw then reads and counts nothing more)."""
+    no caps (the draw then reads and counts nothing more). Without `profiles` every profile
+    is empty; without `audience` no tag holds anyone."""
     if participation.empty:
         return None
     policies = participation.policies
     profile = Profile(user_id)
-    if any(p.tag is not None or p.levels for p in policies):
+    if profiles is not None and any(p.tag is not None or p.levels for p in policies):
         profile = await profiles.of(user_id)
     today = now.astimezone(ZoneInfo(activity.time_zone)).date()
     early = []
     for policy in policies:
-        inside = policy.tag is None or await audience.holds(policy.tag, profile, today)
+        inside = policy.tag is None or (
+            audience is not None and await audience.holds(policy.tag, profile, today)
+        )
         early.append(early_refusal(policy, inside, profile.level))
     return Entry(participation, tuple(early), now, activity.time_zone)
 

@@ -28,6 +28,7 @@ from raffle.service.ports.draws import (
 )
 from raffle.service.ports.hints import ChanceHints, Holder, Look
 from raffle.service.ports.metrics import UNMEASURED, Metrics
+from raffle.service.ports.route_trees import RouteTreeRepository
 from raffle.service.ports.runtime import (
     Broker,
     Handler,
@@ -92,6 +93,7 @@ __all__ = [
     "Reading",
     "RebateOrderRepository",
     "RebateRuleRepository",
+    "RouteTreeRepository",
     "SessionStore",
     "ShardUnitOfWork",
     "Shards",
