@@ -11,7 +11,11 @@ from typing import Any
 
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.postgres.draw_batch_sql import consume_sql, open_sql, record_sql
-from raffle.adapters.sql.postgres.participation_sql import count_sql, standings_sql
+from raffle.adapters.sql.postgres.participation_sql import (
+    count_sql,
+    record_and_count_sql,
+    standings_sql,
+)
 from raffle.adapters.sql.stock_claims import _PG_CLAIMS
 from raffle.adapters.sql.unit_of_work import create_engine
 
@@ -66,6 +70,10 @@ def _counts(size: int, run: int) -> list[list[Any]]:
     return (added + debits) * len(TABLES)
 
 
+def _records_and_counts(size: int, run: int) -> list[list[Any]]:
+    return _records(size, run) + _counts(size, run)
+
+
 def _slots(size: int, run: int) -> list[list[Any]]:
     return [[1] * size, [run] * size, list(range(1, size + 1)), ["o"] * size, [AT] * size]
 
@@ -82,6 +90,7 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
         record_sql(TABLES): _records,
         standings_sql(TABLES): _standings,
         count_sql(TABLES): _counts,
+        record_and_count_sql(TABLES, TABLES): _records_and_counts,
         _PG_CLAIMS: _slots,
     }
     try:

@@ -28,7 +28,7 @@ from raffle.adapters.sql.postgres.participation_sql import (
     BALANCE_COLUMNS,
     COUNTER_COLUMNS,
     DEBIT_COLUMNS,
-    count_sql,
+    record_and_count_sql,
     standings_sql,
 )
 from raffle.adapters.sql.tables.draw_rows import (
@@ -58,12 +58,14 @@ class PgDrawBatch(LaneTransaction):
         self._table = batches.table
         self._claims: Sequence[Claim] = ()
         self._taken: dict[int, tuple[bool, bool]] = {}  # by draw: its day, its month taken too
+        # The counts of `count`, by shard table, sent with the records.
+        self._counted: tuple[tuple[int, ...], list[list[Any]]] | None = None
 
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
         self._batches.sizes[len(claims)] += 1
-        self._claims, self._taken = claims, {}
+        self._claims, self._taken, self._counted = claims, {}, None
         # In the order every batch locks rows in: the lookups run in the order of the arrays.
         tables = by_table(claims, self._table, range(len(claims)))
         args: list[list[Any]] = []
@@ -143,6 +145,7 @@ class PgDrawBatch(LaneTransaction):
         return {n: Standing(counts[n], balances.get(n, 0)) for n in reads}
 
     async def count(self, counts: Mapping[int, Counting]) -> None:
+        # Sent with the records (record_and_count_sql): one round trip for both.
         tables = by_table(self._claims, self._table, counts)
         args: list[list[Any]] = []
         for draws in tables.values():
@@ -150,7 +153,7 @@ class PgDrawBatch(LaneTransaction):
             args += _arrays(len(ADD_COLUMNS), added)
             debits = (_debit(d) for n in draws if (d := counts[n].debit) is not None)
             args += _arrays(len(DEBIT_COLUMNS), debits)
-        await self.raw.execute(count_sql(tuple(tables)), *args)
+        self._counted = (tuple(tables), args)
 
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
         tables: dict[int, list[tuple[RaffleOrder, Win, OutboxMessage]]] = {}
@@ -163,8 +166,13 @@ class PgDrawBatch(LaneTransaction):
             args += _arrays(len(ORDER_COLUMNS), (order_values(o, naive) for o, _, _ in rows))
             args += _arrays(len(WIN_COLUMNS), (win_values(w, naive) for _, w, _ in rows))
             args += _arrays(len(OUTBOX_COLUMNS), (outbox_values(m, naive) for _, _, m in rows))
+        recorded = tuple(sorted(tables))
+        sql = record_sql(recorded)
+        if self._counted is not None:
+            counted, counts = self._counted
+            sql, args, self._counted = record_and_count_sql(recorded, counted), args + counts, None
         try:
-            await self.raw.execute(record_sql(tuple(sorted(tables))), *args)
+            await self.raw.execute(sql, *args)
         except asyncpg.UniqueViolationError as error:
             if "request_key" not in (error.constraint_name or ""):
                 raise

@@ -53,7 +53,7 @@ def _sql_type(table: Table, column: str) -> str:
     return str(table.c[column].type.compile(dialect=_DIALECT))
 
 
-def _chained(statements: Sequence[str]) -> str:
+def chained(statements: Sequence[str]) -> str:
     """Statements as one: all but the last as CTEs (each runs once, to completion)."""
     ctes = ", ".join(f"s{n} AS ({part})" for n, part in enumerate(statements[:-1]))
     return f"WITH {ctes} {statements[-1]}" if ctes else statements[-1]
@@ -210,6 +210,12 @@ def give_back_sql(index: int) -> str:
 @cache
 def record_sql(tables: tuple[int, ...]) -> str:
     """The orders, wins and outbox messages, per shard table in `tables`."""
+    return chained(record_parts(tables))
+
+
+def record_parts(tables: tuple[int, ...]) -> list[str]:
+    """record_sql's statements, its parameters numbered from $1 (three arrays per column
+    set, per table), for a statement that chains more after them."""
     inserts, first = [], 1
     for index in tables:
         t = shard_tables(index)
@@ -223,4 +229,9 @@ def record_sql(tables: tuple[int, ...]) -> str:
                 f"SELECT x.* FROM {unnest(table, columns, first)}"
             )
             first += len(columns)
-    return _chained(inserts)
+    return inserts
+
+
+def record_width(tables: tuple[int, ...]) -> int:
+    """How many parameters record_parts takes."""
+    return len(tables) * (len(ORDER_COLUMNS) + len(WIN_COLUMNS) + len(OUTBOX_COLUMNS))

@@ -1,5 +1,6 @@
 """The statements of a batch's participation steps on PostgreSQL (postgres/draw_batch): one
-to read the draws' counters and lock their points accounts, one to count and debit.
+to read the draws' counters and lock their points accounts; the counts and debits go with
+the batch's records, in its statement.
 
 Only our own table and column names are put into the SQL; every value is a bind parameter,
 hence the `noqa: S608`s.
@@ -9,7 +10,12 @@ from __future__ import annotations
 
 from functools import cache
 
-from raffle.adapters.sql.postgres.draw_batch_sql import unnest
+from raffle.adapters.sql.postgres.draw_batch_sql import (
+    chained,
+    record_parts,
+    record_width,
+    unnest,
+)
 from raffle.adapters.sql.tables.participation import participation_table
 from raffle.adapters.sql.tables.points import points_tables
 
@@ -54,7 +60,19 @@ def count_sql(tables: tuple[int, ...]) -> str:
     """Per shard table in `tables`: one more on each counter (a row made at 1), and each
     debit's points order written and its amount taken from the account (whose balance the
     batch read and locked: the guard never refuses)."""
-    parts, first = [], 1
+    return chained(count_parts(tables, 1))
+
+
+@cache
+def record_and_count_sql(recorded: tuple[int, ...], counted: tuple[int, ...]) -> str:
+    """record_sql's statements for the shard tables `recorded`, then count_sql's for
+    `counted`, as one statement: a batch's counts cost no round trip of their own."""
+    return chained([*record_parts(recorded), *count_parts(counted, 1 + record_width(recorded))])
+
+
+def count_parts(tables: tuple[int, ...], first: int) -> list[str]:
+    """count_sql's statements, their parameters numbered from `first`."""
+    parts = []
     for index in tables:
         counters, points = participation_table(index).name, points_tables(index)
         added = unnest(_ADD_TYPES, ADD_COLUMNS, first)
@@ -73,5 +91,4 @@ def count_sql(tables: tuple[int, ...]) -> str:
             f"SET available = q.available - x.amount FROM {debits} "
             "WHERE q.user_id = x.user_id AND q.available >= x.amount",
         ]
-    ctes = ", ".join(f"s{n} AS ({part})" for n, part in enumerate(parts[:-1]))
-    return f"WITH {ctes} {parts[-1]}"
+    return parts
