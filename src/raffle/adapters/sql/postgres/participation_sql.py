@@ -34,7 +34,11 @@ _ADD_TYPES = _COUNTER_TYPES[1:]
 def standings_sql(tables: tuple[int, ...]) -> str:
     """Per shard table in `tables`: the counters asked for that have a row (`n`, `counter`,
     `count`), and the points available of the draws asked for (`n`, NULL, `available`),
-    their accounts locked in the order of the arrays (by user)."""
+    their accounts locked in the order of the arrays (by user).
+
+    A statement of its own, after consume_sql: its snapshot is taken once consume_sql holds
+    the quota accounts' locks, so it reads the counters of every draw committed before
+    (consume_sql's own snapshot predates its wait for those locks)."""
     ctes, selects, first = [], [], 1
     for k, index in enumerate(tables):
         counters, accounts = participation_table(index).name, points_tables(index).points_account
