@@ -8,6 +8,7 @@ import pytest
 from raffle.adapters.audience_placeholders import StaticTags
 from raffle.domain.points import PointsAccount
 from raffle.domain.policies import (
+    LEVEL_REQUIRED,
     NOT_IN_AUDIENCE,
     WIN_LIMIT_REACHED,
     Caps,
@@ -17,6 +18,7 @@ from raffle.domain.policies import (
     Period,
     Policy,
 )
+from raffle.domain.profiles import Profile
 from raffle.service.draw import Draw, DrawResult, draw
 from tests.unit.usecase_world import ACTIVITY, PRIZE, THANKS, World, world
 
@@ -72,3 +74,32 @@ async def test_a_points_cost_is_debited_with_the_draw_and_refused_when_short() -
     with pytest.raises(NotAdmitted):
         await drawn(w)
     assert w.shards.store.points["alice"].available == 2
+
+
+class Levels:
+    """Profiles with a level each (the Profiles port, in memory)."""
+
+    def __init__(self, levels: dict[str, int]) -> None:
+        self.levels = levels
+
+    async def of(self, user_id: str) -> Profile:
+        return Profile(user_id, level=self.levels.get(user_id, 0))
+
+
+async def test_the_level_comes_from_the_users_profile() -> None:
+    w = world(rate="0")
+    w.config.participation[ACTIVITY] = Participation(
+        ACTIVITY, (Policy(1, 1, levels=frozenset({3, 4})),)
+    )
+    profiles = Levels({"gold": 4})
+
+    async def by(user: str) -> DrawResult:
+        return await draw(
+            Draw(user, ACTIVITY), catalogue=w.catalogue, shards=w.shards, stock=w.stock,
+            rng=w.rng, clock=w.clock, hints=w.hints, profiles=profiles,
+        )  # fmt: skip
+
+    assert (await by("gold")).draw_count == 1
+    with pytest.raises(NotAdmitted) as refused:
+        await by("bronze")
+    assert refused.value.reasons == {1: LEVEL_REQUIRED}
