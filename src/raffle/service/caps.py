@@ -1,0 +1,60 @@
+"""Activity-wide caps in the draw: a new participant's slot and a winner's slot, taken from
+the activity's cap counters like prize stock, and given back when the draw does not commit."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Collection
+
+from raffle.domain.caps import CAPPED, ActivityFull, Cap
+from raffle.domain.engine import WIN, Outcome
+from raffle.service.ports import Attempt, PrizeStock
+
+Held = tuple[Cap, ...]  # the cap slots a draw holds until it commits
+
+
+async def admit(attempt: Attempt, draw_count: int, order_id: str) -> Held:
+    """A participant's slot for the user's first draw in an activity with a participants
+    cap; ActivityFull when none is left. Later draws of a user already in take none."""
+    if attempt.activity.caps.participants is None or draw_count != 1:
+        return ()
+    if not await _counters(attempt).take(attempt.activity.id, Cap.PARTICIPANTS, order_id):
+        raise ActivityFull(f"activity {attempt.activity.id} has all the participants it takes")
+    return (Cap.PARTICIPANTS,)
+
+
+async def within_caps(attempt: Attempt, outcome: Outcome, order_id: str) -> tuple[Outcome, Held]:
+    """The outcome, its stock taken, within the winners cap: a real prize takes a winner's
+    slot, or the fallback replaces it (rule `cap`) and its stock goes back."""
+    engine, activity = attempt.engine, attempt.activity
+    if activity.caps.winners is None or engine.outcome(outcome.award_id) != WIN:
+        return outcome, ()
+    try:
+        won = await _counters(attempt).take(activity.id, Cap.WINNERS, order_id)
+    except BaseException:
+        await _give_back_stock(attempt, outcome, order_id)
+        raise
+    if won:
+        return outcome, (Cap.WINNERS,)
+    await _give_back_stock(attempt, outcome, order_id)
+    return engine.fallback(attempt.rng, CAPPED), ()
+
+
+async def release(attempt: Attempt, order_id: str, held: Collection[Cap]) -> None:
+    """The cap slots of a draw that did not commit, given back. Best effort, as stock: a
+    slot that cannot be shows as leaked in the caps' reconciliation."""
+    for cap in held:
+        with contextlib.suppress(Exception):
+            await _counters(attempt).give_back(attempt.activity.id, cap, order_id)
+
+
+async def _give_back_stock(attempt: Attempt, outcome: Outcome, order_id: str) -> None:
+    if attempt.engine.needs_stock(outcome):
+        with contextlib.suppress(Exception):
+            await attempt.stock.give_back(attempt.activity.strategy_id, outcome.award_id, order_id)
+
+
+def _counters(attempt: Attempt) -> PrizeStock:
+    if attempt.caps is None:
+        raise RuntimeError(f"activity {attempt.activity.id} has caps but no cap counters")
+    return attempt.caps
