@@ -18,7 +18,7 @@ async def admit(attempt: Attempt, draw_count: int, order_id: str) -> Held:
     cap; ActivityFull when none is left. Later draws of a user already in take none."""
     if attempt.activity.caps.participants is None or draw_count != 1:
         return ()
-    if not await _counters(attempt).take(attempt.activity.id, Cap.PARTICIPANTS, order_id):
+    if not await _counters(attempt).take(attempt.activity.id, int(Cap.PARTICIPANTS), order_id):
         raise ActivityFull(f"activity {attempt.activity.id} has all the participants it takes")
     return (Cap.PARTICIPANTS,)
 
@@ -30,7 +30,7 @@ async def within_caps(attempt: Attempt, outcome: Outcome, order_id: str) -> tupl
     if activity.caps.winners is None or engine.outcome(outcome.award_id) != WIN:
         return outcome, ()
     try:
-        won = await _counters(attempt).take(activity.id, Cap.WINNERS, order_id)
+        won = await _counters(attempt).take(activity.id, int(Cap.WINNERS), order_id)
     except BaseException:
         await _give_back_stock(attempt, outcome, order_id)
         raise
@@ -45,7 +45,7 @@ async def release(attempt: Attempt, order_id: str, held: Collection[Cap]) -> Non
     slot that cannot be shows as leaked in the caps' reconciliation."""
     for cap in held:
         with contextlib.suppress(Exception):
-            await _counters(attempt).give_back(attempt.activity.id, cap, order_id)
+            await _counters(attempt).give_back(attempt.activity.id, int(cap), order_id)
 
 
 async def _give_back_stock(attempt: Attempt, outcome: Outcome, order_id: str) -> None:
@@ -55,6 +55,7 @@ async def _give_back_stock(attempt: Attempt, outcome: Outcome, order_id: str) ->
 
 
 def _counters(attempt: Attempt) -> PrizeStock:
+    # Caps go to the counters as plain ints: the Redis client takes no int subclass.
     if attempt.caps is None:
         raise RuntimeError(f"activity {attempt.activity.id} has caps but no cap counters")
     return attempt.caps

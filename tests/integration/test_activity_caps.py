@@ -1,0 +1,125 @@
+"""Activity-wide caps on real servers: total winners and total participants hold across
+every shard under hundreds of draws in flight, and a draw that does not commit gives its
+cap slots back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import replace
+
+from raffle.bootstrap import Raffle
+from raffle.domain.campaign import Campaign
+from raffle.domain.caps import CAPPED, ActivityFull, Cap, Caps
+from raffle.domain.quota import NoChances, QuotaPack
+from raffle.service.cap_counts import cap_report
+from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.drawing import give_back_prize, take_prize
+from raffle.service.ports import Attempt
+from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, WELCOME, Build, campaign
+from tests.integration.test_draw_concurrency import wins_in_database
+
+IN_FLIGHT = 250
+STOCK = 5000
+
+
+def capped(caps: Caps, *, rate: str = "1", pack: QuotaPack | None = None) -> Campaign:
+    """The test campaign (one stocked prize at `rate`, "thanks" as the fallback), with caps."""
+    loaded = campaign(rate=rate, stock=STOCK, pack=pack or QuotaPack(WELCOME, 20, 20, 20))
+    return replace(loaded, activities=(replace(loaded.activities[0], caps=caps),))
+
+
+async def draws(raffle: Raffle, cmds: list[Draw]) -> list[DrawResult | Exception]:
+    """Every draw at once, at most IN_FLIGHT at a time; each refusal as its error."""
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one(cmd: Draw) -> DrawResult | Exception:
+        async with gate:
+            try:
+                return await draw(
+                    cmd, catalogue=raffle.catalogue, shards=raffle.shards, stock=raffle.stock,
+                    rng=raffle.rng, clock=raffle.clock, hints=raffle.hints, caps=raffle.caps,
+                )  # fmt: skip
+            except (ActivityFull, NoChances) as refused:
+                return refused
+
+    return await asyncio.gather(*(one(cmd) for cmd in cmds))
+
+
+async def report(raffle: Raffle) -> dict[Cap, tuple[int, int, int]]:
+    """Per cap: (claims, counted by the award rows, leaked)."""
+    found = await cap_report(raffle.uow, raffle.shards, ACTIVITY, raffle.cap_claims)
+    return {d.cap: (d.claims, d.counted, d.leaked) for d in found}
+
+
+async def test_a_thousand_users_racing_for_fifty_winners_make_exactly_fifty(build: Build) -> None:
+    raffle = await build(capped(Caps(winners=50)), None)
+
+    results = await draws(raffle, [Draw(f"user{u:04d}", ACTIVITY) for u in range(1000)])
+
+    assert all(isinstance(r, DrawResult) for r in results), Counter(map(type, results))
+    outcomes = Counter((r.award_id, r.rule) for r in results if isinstance(r, DrawResult))
+    assert outcomes == Counter({(PRIZE, "default"): 50, (THANKS, CAPPED): 950})
+    assert await wins_in_database(raffle) == 50
+    # The prize's units taken by the draws the cap turned into the fallback went back.
+    assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK - 50
+    assert await report(raffle) == {Cap.WINNERS: (50, 50, 0)}
+    assert await raffle.caps.left(ACTIVITY, int(Cap.WINNERS)) == 0  # type: ignore[union-attr]
+
+
+async def test_participants_beyond_the_cap_are_refused_and_those_in_keep_drawing(
+    build: Build,
+) -> None:
+    raffle = await build(capped(Caps(participants=30), rate="0.5"), None)
+    users = [f"user{u:03d}" for u in range(300)]
+
+    results = await draws(raffle, [Draw(u, ACTIVITY) for _ in range(2) for u in users])
+
+    drawn = [r for r in results if isinstance(r, DrawResult)]
+    refused = [r for r in results if not isinstance(r, DrawResult)]
+    assert {type(r) for r in refused} == {ActivityFull}
+    # Each admitted user drew twice: the second draw of a user already in takes no slot.
+    admitted = Counter(r.draw_count for r in drawn)
+    assert admitted == Counter({1: 30, 2: 30})
+    assert len(refused) == 600 - 60
+    assert await report(raffle) == {Cap.PARTICIPANTS: (30, 30, 0)}
+    # Full now: a participant already in still draws; a new one is still refused.
+    insider = await _insider(raffle, users)
+    (again, newcomer) = await draws(raffle, [Draw(insider, ACTIVITY), Draw("late", ACTIVITY)])
+    assert isinstance(again, DrawResult)
+    assert again.draw_count == 3
+    assert isinstance(newcomer, ActivityFull)
+
+
+async def _insider(raffle: Raffle, users: list[str]) -> str:
+    for user in users:
+        async with raffle.shards.for_user(user) as uow:
+            if await uow.orders.history(user, ACTIVITY, None, 1):
+                return user
+    raise AssertionError("nobody was admitted")
+
+
+async def test_a_draw_that_does_not_commit_gives_its_cap_slots_back(build: Build) -> None:
+    raffle = await build(capped(Caps(winners=5, participants=5)), None)
+    activity = await raffle.catalogue.activity(ACTIVITY)
+    engine = await raffle.catalogue.engine(activity)
+    assert raffle.caps is not None
+    await raffle.caps.prepare(ACTIVITY)
+    attempt = Attempt(
+        Draw("lost", ACTIVITY), activity, engine, None, raffle.stock, raffle.rng,
+        raffle.clock.now(), raffle.caps,
+    )  # fmt: skip
+
+    taken = await take_prize(attempt, 1)  # a first draw that wins: both caps' slots
+    assert set(taken.caps) == {Cap.PARTICIPANTS, Cap.WINNERS}
+    assert await raffle.caps.left(ACTIVITY, int(Cap.WINNERS)) == 4
+    await give_back_prize(attempt, taken)  # what the draw store does when it does not commit
+
+    assert await raffle.caps.left(ACTIVITY, int(Cap.WINNERS)) == 5
+    assert await raffle.caps.left(ACTIVITY, int(Cap.PARTICIPANTS)) == 5
+    assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK
+    assert await report(raffle) == {Cap.WINNERS: (0, 0, 0), Cap.PARTICIPANTS: (0, 0, 0)}
+    # And the slots serve the next draws: five users win, the sixth is refused.
+    results = await draws(raffle, [Draw(f"next{u}", ACTIVITY) for u in range(6)])
+    assert sorted(type(r).__name__ for r in results) == ["ActivityFull"] + ["DrawResult"] * 5
+    assert await report(raffle) == {Cap.WINNERS: (5, 5, 0), Cap.PARTICIPANTS: (5, 5, 0)}
