@@ -80,4 +80,5 @@ def test_the_simulation_of_a_perfect_activity_fits_its_published_odds() -> None:
     tally = {p.award_id: p.count for p in result.prizes}
     assert tally[2] == 2_000
     assert FALLBACK not in tally or tally[FALLBACK] == 0
-    assert result.p_value is not None and result.p_value > 1e-6, result
+    assert result.p_value is not None
+    assert result.p_value > 1e-6, result
