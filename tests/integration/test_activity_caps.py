@@ -8,18 +8,23 @@ import asyncio
 from collections import Counter
 from dataclasses import replace
 
+import pytest
+
 from raffle.bootstrap import Raffle
 from raffle.domain.campaign import Campaign
 from raffle.domain.caps import CAPPED, ActivityFull, Cap, Caps
+from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.quota import NoChances, QuotaPack
+from raffle.service import draw_batch, drawing
 from raffle.service.cap_counts import cap_report
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.drawing import give_back_prize, take_prize
+from raffle.service.drawing import Drawn, give_back_prize, records, take_prize
 from raffle.service.ports import Attempt
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, WELCOME, Build, campaign
 from tests.integration.test_draw_concurrency import wins_in_database
 
 IN_FLIGHT = 250
+Records = tuple[RaffleOrder, Win, OutboxMessage]
 STOCK = 5000
 
 
@@ -29,8 +34,11 @@ def capped(caps: Caps, *, rate: str = "1", pack: QuotaPack | None = None) -> Cam
     return replace(loaded, activities=(replace(loaded.activities[0], caps=caps),))
 
 
-async def draws(raffle: Raffle, cmds: list[Draw]) -> list[DrawResult | Exception]:
-    """Every draw at once, at most IN_FLIGHT at a time; each refusal as its error."""
+async def draws(
+    raffle: Raffle, cmds: list[Draw], also: tuple[type[Exception], ...] = ()
+) -> list[DrawResult | Exception]:
+    """Every draw at once, at most IN_FLIGHT at a time; each refusal (and error of a kind
+    in `also`) as its error."""
     gate = asyncio.Semaphore(IN_FLIGHT)
 
     async def one(cmd: Draw) -> DrawResult | Exception:
@@ -40,7 +48,7 @@ async def draws(raffle: Raffle, cmds: list[Draw]) -> list[DrawResult | Exception
                     cmd, catalogue=raffle.catalogue, shards=raffle.shards, stock=raffle.stock,
                     rng=raffle.rng, clock=raffle.clock, hints=raffle.hints, caps=raffle.caps,
                 )  # fmt: skip
-            except (ActivityFull, NoChances) as refused:
+            except (ActivityFull, NoChances, *also) as refused:
                 return refused
 
     return await asyncio.gather(*(one(cmd) for cmd in cmds))
@@ -123,3 +131,42 @@ async def test_a_draw_that_does_not_commit_gives_its_cap_slots_back(build: Build
     results = await draws(raffle, [Draw(f"next{u}", ACTIVITY) for u in range(6)])
     assert sorted(type(r).__name__ for r in results) == ["ActivityFull"] + ["DrawResult"] * 5
     assert await report(raffle) == {Cap.WINNERS: (5, 5, 0), Cap.PARTICIPANTS: (5, 5, 0)}
+
+
+class Doomed(Exception):
+    """What fails the draws of one user after their prize and cap slots were taken."""
+
+
+async def test_draws_that_fail_after_taking_their_slots_leak_none(
+    build: Build, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recording fails for one user's draws: inside the draw's transaction, after the prize,
+    # the participant's and the winner's slots were taken. On PostgreSQL and MariaDB the
+    # whole batch rolls back and its other draws go again one per batch.
+    raffle = await build(capped(Caps(winners=20, participants=60)), None)
+
+    def failing(attempt: Attempt, drawn: Drawn) -> Records:
+        if attempt.cmd.user_id.startswith("doomed"):
+            raise Doomed(attempt.cmd.user_id)
+        return records(attempt, drawn)
+
+    monkeypatch.setattr(drawing, "records", failing)
+    monkeypatch.setattr(draw_batch, "records", failing)
+    users = [f"doomed{u}" for u in range(10)] + [f"user{u:03d}" for u in range(100)]
+
+    results = await draws(raffle, [Draw(u, ACTIVITY) for u in users], also=(Doomed,))
+
+    # A doomed user may also find the places all held (a refusal before recording).
+    assert {type(r) for r in results[:10]} <= {Doomed, ActivityFull}
+    assert any(isinstance(r, Doomed) for r in results[:10])
+    admitted = [r for r in results[10:] if isinstance(r, DrawResult)]
+    # A doomed draw holds its slots until it fails: a draw meanwhile may find the cap full
+    # (a refusal, or the fallback) that is not once the slots are back. The next comers
+    # then fill exactly the places left.
+    assert 40 <= len(admitted) <= 60
+    late = await draws(raffle, [Draw(f"late{u:03d}", ACTIVITY) for u in range(100)])
+    admitted += [r for r in late if isinstance(r, DrawResult)]
+    assert len(admitted) == 60
+    assert sum(r.award_id == PRIZE for r in admitted) == 20
+    assert await report(raffle) == {Cap.WINNERS: (20, 20, 0), Cap.PARTICIPANTS: (60, 60, 0)}
+    assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK - 20
