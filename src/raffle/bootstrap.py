@@ -90,7 +90,7 @@ class Raffle:
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
     caps: PrizeStock | None = None  # activities' cap counters (winners, participants)
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
-    cap_claims: ClaimCounts | None = None  # cap claims per Cap of an activity, likewise
+    cap_ledger: ClaimLedger | None = None  # the activities' cap claims, likewise
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
@@ -219,7 +219,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         closing=closing,
         caps=caps,
         claims=claims.counts if claims else None,
-        cap_claims=cap_claims.counts if cap_claims else None,
+        cap_ledger=cap_claims,
         ledger=claims,
         probes=_probes(settings, databases, redis, broker),
         metrics=PrometheusMetrics(),

@@ -130,6 +130,14 @@ DRIFT: Example = {
     "leaked": 0,
     "oversold": 0,
 }
+CAP_DRIFT: Example = {
+    "cap": "winners",
+    "limit": 500,
+    "claims": 83,
+    "counted": 83,
+    "leaked": 0,
+    "over": 0,
+}
 MINUTE: Example = {"minute": "2026-11-11T00:00:00Z", "draws": 42}
 POINTS_ORDER: Example = {
     "order_id": ORDER,

@@ -17,6 +17,7 @@ from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
+from raffle.service.cap_counts import CapDrift
 from raffle.service.draw import DrawResult
 from raffle.service.reconcile import PrizeDrift
 from raffle.service.wins import WonPrize
@@ -293,6 +294,24 @@ class LoadedOut(BaseModel):
     skus: int
     rebates: int = 0
     codes: int = Field(description="Codes new to their pools.")
+
+
+class CapDriftOut(BaseModel):
+    model_config = examples_of(examples.CAP_DRIFT)
+
+    cap: str = Field(description="`winners` (award_num_limit) or `participants`.")
+    limit: int
+    claims: int = Field(description="Slots held: by claims where Redis counts, else counted.")
+    counted: int = Field(description="What the award rows hold: real wins, or users who drew.")
+    leaked: int = Field(description="Slots held by draws that did not commit.")
+    over: int = Field(description="Counted beyond the limit: must be 0.")
+
+    @classmethod
+    def of(cls, d: CapDrift) -> CapDriftOut:
+        return cls(
+            cap=d.cap.name.lower(), limit=d.limit, claims=d.claims, counted=d.counted,
+            leaked=d.leaked, over=d.over,
+        )  # fmt: skip
 
 
 class PrizeDriftOut(BaseModel):
