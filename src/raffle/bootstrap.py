@@ -16,6 +16,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.audience_placeholders import NoAudience, NoProfiles
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
@@ -61,6 +62,7 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.audiences import Audience, Profiles
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
@@ -99,6 +101,9 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
+    # Placeholders until the profiles' and tags' adapters are wired (issue 13).
+    profiles: Profiles = field(default_factory=NoProfiles)
+    audience: Audience = field(default_factory=NoAudience)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

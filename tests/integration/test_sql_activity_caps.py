@@ -20,7 +20,7 @@ OLD = Activity(1, "old", 10, datetime(2026, 1, 1, tzinfo=UTC), datetime(2027, 1,
 async def test_caps_are_stored_none_before_0015_and_the_migration_undoes_itself(
     database_url: str,
 ) -> None:
-    await upgrade(database_url, "0010")
+    await upgrade(database_url, "0014")
     before = define_activity(sa.MetaData(naming_convention=NAMING_CONVENTION), caps=False)
     engine = create_engine(database_url)
     try:
@@ -43,5 +43,5 @@ async def test_caps_are_stored_none_before_0015_and_the_migration_undoes_itself(
     assert old is not None
     assert old.caps == NO_CAPS
     assert new == capped
-    await downgrade(database_url, "0010")  # and back down: 0015 undoes itself
+    await downgrade(database_url, "0014")  # and back down: 0015 undoes itself
     await upgrade(database_url)

@@ -16,6 +16,7 @@ from raffle.adapters.sql.repositories.config import (
 )
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
+from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
@@ -25,6 +26,7 @@ from raffle.service.ports import (
     CodePoolRepository,
     PackRepository,
     RebateRuleRepository,
+    RouteTreeRepository,
     SkuRepository,
     StrategyRepository,
     UserRepository,
@@ -45,6 +47,7 @@ class SqlUnitOfWork(TransactionScope):
     rebate_rules: RebateRuleRepository
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
+    route_trees: RouteTreeRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -56,6 +59,7 @@ class SqlUnitOfWork(TransactionScope):
         self.rebate_rules = SqlRebateRuleRepository(connection)
         self.code_pools = SqlCodePoolRepository(connection)
         self.campaign_loads = SqlCampaignLoads(connection)
+        self.route_trees = SqlRouteTreeRepository(connection)
 
 
 def create_engine(

@@ -27,6 +27,7 @@ from raffle.domain.fulfilment import (
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
+from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.switches import InvalidSwitch
 from raffle.domain.users import (
     AccountLocked,
@@ -41,6 +42,7 @@ from raffle.domain.users import (
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
+from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
 MEDIA_TYPE = "application/problem+json"
 
@@ -86,6 +88,9 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidBehaviour: 422,
     NoRebateRule: 404,
     InsufficientPoints: 409,
+    InvalidRouteTree: 422,
+    UnknownRouteTree: 404,
+    RouteTreeConflict: 409,
 }
 
 
@@ -95,6 +100,7 @@ class ProblemDetail(BaseModel):
     at: str = Field(description="The field (`body.sku`) or file path (`strategies.0.rate`).")
     message: str
     line: int | None = Field(None, description="A campaign file's line, from 1.")
+    reason: str | None = Field(None, description="A stable kind of problem (a tree's checks).")
 
 
 class Problem(BaseModel):
@@ -127,6 +133,11 @@ def problem_of(error: RaffleError) -> Problem:
         ]
     if isinstance(error, InvalidAddress):
         extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
+    if isinstance(error, InvalidRouteTree):
+        extra["errors"] = [
+            {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}
+            for p in error.problems
+        ]
     if isinstance(error, InvalidCampaign):
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems

@@ -14,6 +14,7 @@ from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import User, UserStatus
 from raffle.service.ports.base import Transaction
+from raffle.service.ports.route_trees import RouteTreeRepository
 
 
 class AwardRepository(Protocol):
@@ -156,3 +157,4 @@ class UnitOfWork(Transaction, Protocol):
     rebate_rules: RebateRuleRepository
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
+    route_trees: RouteTreeRepository

@@ -2,7 +2,7 @@
 their slots (`tables.caps_columns`, `tables.activity_cap_claim`).
 
 Revision ID: 0015
-Revises: 0010
+Revises: 0014
 Create Date: 2026-11-24
 """
 
@@ -17,7 +17,7 @@ from raffle.adapters.sql.tables import revisions as new_tables
 from raffle.adapters.sql.tables.config import activity_cap_claim, caps_columns
 
 revision: str = "0015"
-down_revision: str | Sequence[str] | None = "0010"
+down_revision: str | Sequence[str] | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
