@@ -23,21 +23,26 @@ async def admit(attempt: Attempt, draw_count: int, order_id: str) -> Held:
     return (Cap.PARTICIPANTS,)
 
 
-async def within_caps(attempt: Attempt, outcome: Outcome, order_id: str) -> tuple[Outcome, Held]:
-    """The outcome, its stock taken, within the winners cap: a real prize takes a winner's
-    slot, or the fallback replaces it (rule `cap`) and its stock goes back."""
-    engine, activity = attempt.engine, attempt.activity
-    if activity.caps.winners is None or engine.outcome(outcome.award_id) != WIN:
-        return outcome, ()
-    try:
-        won = await _counters(attempt).take(activity.id, int(Cap.WINNERS), order_id)
-    except BaseException:
-        await _give_back_stock(attempt, outcome, order_id)
-        raise
-    if won:
-        return outcome, (Cap.WINNERS,)
-    await _give_back_stock(attempt, outcome, order_id)
-    return engine.fallback(attempt.rng, CAPPED), ()
+async def within_caps(
+    attempt: Attempt, outcome: Outcome, order_id: str, held: Held
+) -> tuple[Outcome, Held]:
+    """The outcome within the winners cap, before its stock is taken: a real prize takes a
+    winner's slot (kept if the draw held one already), or the fallback replaces it (rule
+    `cap`); an outcome that is no win gives back a slot the draw held. So once the cap is
+    reached a draw costs one look at the counter, and no stock is taken to be given back."""
+    activity = attempt.activity
+    if activity.caps.winners is None:
+        return outcome, held
+    if attempt.engine.outcome(outcome.award_id) != WIN:
+        if Cap.WINNERS in held:  # its prize ran out, and the draw fell back
+            await release(attempt, order_id, (Cap.WINNERS,))
+            held = tuple(cap for cap in held if cap is not Cap.WINNERS)
+        return outcome, held
+    if Cap.WINNERS in held:
+        return outcome, held
+    if await _counters(attempt).take(activity.id, int(Cap.WINNERS), order_id):
+        return outcome, (*held, Cap.WINNERS)
+    return attempt.engine.fallback(attempt.rng, CAPPED), held
 
 
 async def release(attempt: Attempt, order_id: str, held: Collection[Cap]) -> None:
@@ -46,12 +51,6 @@ async def release(attempt: Attempt, order_id: str, held: Collection[Cap]) -> Non
     for cap in held:
         with contextlib.suppress(Exception):
             await _counters(attempt).give_back(attempt.activity.id, int(cap), order_id)
-
-
-async def _give_back_stock(attempt: Attempt, outcome: Outcome, order_id: str) -> None:
-    if attempt.engine.needs_stock(outcome):
-        with contextlib.suppress(Exception):
-            await attempt.stock.give_back(attempt.activity.strategy_id, outcome.award_id, order_id)
 
 
 def _counters(attempt: Attempt) -> PrizeStock:

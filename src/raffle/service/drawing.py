@@ -109,22 +109,25 @@ async def _consume(
 
 
 async def take_prize(attempt: Attempt, draw_count: int) -> Drawn:
-    """The strategy run for the user's `draw_count`th draw, and the prize's stock taken."""
+    """The strategy run for the user's `draw_count`th draw, the prize's stock taken, within
+    the activity's caps (service/caps.py)."""
     engine, rng, stock = attempt.engine, attempt.rng, attempt.stock
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
-    admitted = await admit(attempt, draw_count, order_id)  # the participants cap
+    held = await admit(attempt, draw_count, order_id)  # the activity's participants cap
     try:
         outcome = engine.choose(ctx, rng)
-        while engine.needs_stock(outcome) and not await stock.take(
-            engine.strategy.id, outcome.award_id, order_id
-        ):
+        while True:
+            outcome, held = await within_caps(attempt, outcome, order_id, held)  # its winners
+            if not engine.needs_stock(outcome) or await stock.take(
+                engine.strategy.id, outcome.award_id, order_id
+            ):
+                break
             outcome = engine.on_exhausted(outcome.award_id, ctx, rng)
-        outcome, won = await within_caps(attempt, outcome, order_id)  # the winners cap
     except BaseException:
-        await release(attempt, order_id, admitted)
+        await release(attempt, order_id, held)
         raise
-    return Drawn(order_id, draw_count, outcome, admitted + won)
+    return Drawn(order_id, draw_count, outcome, held)
 
 
 async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
