@@ -40,12 +40,13 @@ from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
-from raffle.adapters.sql.stock_claims import SqlStockClaims
+from raffle.adapters.sql.stock_claims import CAPS, SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
 from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
+from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.draw_batch import BatchedDraws
@@ -89,7 +90,9 @@ class Raffle:
     broker: Broker
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
+    caps: PrizeStock | None = None  # activities' cap counters (winners, participants)
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
+    cap_ledger: ClaimLedger | None = None  # the activities' cap claims, likewise
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
@@ -161,6 +164,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     )
     switches.listen(partial(_apply_switches, catalogue, shards))
     claims: SqlStockClaims | None = None
+    cap_claims: SqlStockClaims | None = None
+    caps: PrizeStock
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
         return await signed_days(shards, user_id, activity_id, month)
@@ -173,7 +178,11 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         async def left(strategy_id: int) -> dict[int, int]:
             return await units_left(uow, shards, strategy_id)
 
+        async def room(activity_id: int) -> dict[int, int]:
+            return await room_left(uow, shards, activity_id)
+
         stock = MemoryPrizeStock(left)
+        caps = MemoryPrizeStock(room)
         sessions = SqlSessionStore(config, clock)
         limiter = MemoryRateLimiter(clock)
         hints = MemoryChanceHints()
@@ -185,8 +194,13 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         async def stocks(strategy_id: int) -> dict[int, int]:
             return await configured_stock(lambda: SqlUnitOfWork(stock_engine), strategy_id)
 
+        async def limits(activity_id: int) -> dict[int, int]:
+            return await cap_limits(lambda: SqlUnitOfWork(stock_engine), activity_id)
+
         claims = SqlStockClaims(stock_engine)
         stock = RedisPrizeStock(commands, claims, stocks, clock)
+        cap_claims = SqlStockClaims(stock_engine, CAPS)
+        caps = RedisPrizeStock(commands, cap_claims, limits, clock, name="caps")
         sessions = RedisSessionStore(redis, clock, commands=commands)
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
@@ -208,7 +222,9 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         redis=redis,
         redis_commands=commands,
         closing=closing,
+        caps=caps,
         claims=claims.counts if claims else None,
+        cap_ledger=cap_claims,
         ledger=claims,
         probes=_probes(settings, databases, redis, broker),
         metrics=PrometheusMetrics(),

@@ -23,6 +23,7 @@ from pydantic import (
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign, tree_problem
+from raffle.domain.caps import Caps
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.fulfilment import CodePool
 from raffle.domain.limits import MAX_COUNT, MAX_ID
@@ -126,6 +127,9 @@ class ActivityIn(_Model):
     time_zone: Text64 = "Asia/Shanghai"
     state: ActivityState = ActivityState.EDIT  # for a new activity; a stored one keeps its own
     welcome_pack: Id | None = None
+    award_num_limit: Count | None = None  # total winners of the activity
+    join_people_total_limit: Count | None = None  # total participants
+    perfect_activity: bool = False  # "100 % win": every draw wins while stock lasts
 
 
 class SkuIn(_Model):
@@ -302,6 +306,7 @@ def _activity(a: ActivityIn) -> Activity:
         description=a.description,
         state=a.state,
         welcome_pack=a.welcome_pack,
+        caps=Caps(a.award_num_limit, a.join_people_total_limit, a.perfect_activity),
     )
 
 

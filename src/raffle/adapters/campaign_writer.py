@@ -117,6 +117,12 @@ def _activity(a: Activity) -> dict[str, Any]:
     }
     if a.welcome_pack is not None:
         written["welcome_pack"] = a.welcome_pack
+    if a.caps.winners is not None:
+        written["award_num_limit"] = a.caps.winners
+    if a.caps.participants is not None:
+        written["join_people_total_limit"] = a.caps.participants
+    if a.caps.perfect:
+        written["perfect_activity"] = True
     return written
 
 

@@ -122,9 +122,10 @@ class Campaign:
                 found.append(InvalidConfig(message, ("code_pools", pool.name, j)))
         return found
 
-    def engines(self) -> dict[int, DrawEngine]:
+    def engines(self, *, perfect: bool = False) -> dict[int, DrawEngine]:
+        """An engine per strategy; `perfect`: in the "100 % win" mode of activities."""
         catalogue = {a.id: a for a in self.awards}
-        return {s.id: DrawEngine(s, catalogue) for s in self.strategies}
+        return {s.id: DrawEngine(s, catalogue, perfect=perfect) for s in self.strategies}
 
     def _references(self) -> list[InvalidConfig]:
         strategies = {s.id for s in self.strategies}

@@ -135,6 +135,9 @@ async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
         stored = await uow.activities.get(activity.id)
         if stored and stored.state in FROZEN and stored.strategy_id != activity.strategy_id:
             raise FrozenOdds(f"activity {activity.id} is {stored.state}: its strategy is fixed")
+        if stored and stored.state in FROZEN and stored.caps != activity.caps:
+            # Caps change outcomes and are published with the odds: frozen with them.
+            raise FrozenOdds(f"activity {activity.id} is {stored.state}: its caps are fixed")
 
 
 async def engine_for(strategy_id: int, uow: UnitOfWork) -> DrawEngine:

@@ -33,6 +33,7 @@ async def draw(
     clock: Clock,
     hints: ChanceHints,
     metrics: Metrics = UNMEASURED,
+    caps: PrizeStock | None = None,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -44,6 +45,7 @@ async def draw(
 
     A user the database just found without a chance is refused from the hints, without a
     transaction (service/refusals.py). `metrics` counts committed draws and those refusals.
+    `caps` counts the activity-wide caps (service/caps.py) of the activities that have them.
     """
     now = clock.now()
     activity = await catalogue.activity(cmd.activity_id)
@@ -57,7 +59,9 @@ async def draw(
         metrics.refused_fast()
         raise
     await stock.prepare(activity.strategy_id)
-    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now)
+    if caps is not None and activity.caps.counted:
+        await caps.prepare(activity.id)
+    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps)
     try:
         result = await shards.draws.run(attempt)
     except NoChances:

@@ -16,6 +16,7 @@ from raffle.domain.engine import Outcome
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
+from raffle.service.caps import Held, admit, release, within_caps
 from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
 from raffle.service.ports import Attempt, DrawResult, Shards, ShardUnitOfWork
@@ -69,6 +70,7 @@ class Drawn:
     order_id: str
     draw_count: int  # the draws of the user in the activity, this one included
     outcome: Outcome
+    caps: Held = ()  # the activity's cap slots it took (service/caps.py)
 
     def result(self, attempt: Attempt) -> DrawResult:
         o = self.outcome
@@ -107,16 +109,25 @@ async def _consume(
 
 
 async def take_prize(attempt: Attempt, draw_count: int) -> Drawn:
-    """The strategy run for the user's `draw_count`th draw, and the prize's stock taken."""
+    """The strategy run for the user's `draw_count`th draw, the prize's stock taken, within
+    the activity's caps (service/caps.py)."""
     engine, rng, stock = attempt.engine, attempt.rng, attempt.stock
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
-    outcome = engine.choose(ctx, rng)
-    while engine.needs_stock(outcome) and not await stock.take(
-        engine.strategy.id, outcome.award_id, order_id
-    ):
-        outcome = engine.on_exhausted(outcome.award_id, ctx, rng)
-    return Drawn(order_id, draw_count, outcome)
+    held = await admit(attempt, draw_count, order_id)  # the activity's participants cap
+    try:
+        outcome = engine.choose(ctx, rng)
+        while True:
+            outcome, held = await within_caps(attempt, outcome, order_id, held)  # its winners
+            if not engine.needs_stock(outcome) or await stock.take(
+                engine.strategy.id, outcome.award_id, order_id
+            ):
+                break
+            outcome = engine.on_exhausted(outcome.award_id, ctx, rng)
+    except BaseException:
+        await release(attempt, order_id, held)
+        raise
+    return Drawn(order_id, draw_count, outcome, held)
 
 
 async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
@@ -124,6 +135,7 @@ async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
 
     Best effort: a unit that cannot be given back shows as leaked in the reconciliation
     report; the draw's own failure is what the caller sees."""
+    await release(attempt, drawn.order_id, drawn.caps)
     if attempt.engine.needs_stock(drawn.outcome):
         with contextlib.suppress(Exception):
             await attempt.stock.give_back(

@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.domain.activity import IllegalTransition, UnknownAction
+from raffle.domain.caps import ActivityFull
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
@@ -72,6 +73,7 @@ STATUS: dict[type[RaffleError], int] = {
     NotDeliverable: 422,
     ActivityNotOpen: 409,
     NoChances: 409,
+    ActivityFull: 409,
     SkuSoldOut: 409,
     IllegalTransition: 409,
     FrozenOdds: 409,

@@ -50,6 +50,9 @@ class Attempt:
     stock: PrizeStock
     rng: RandomSource
     now: datetime
+    # The activity's cap counters (service/caps.py): slots taken like stock, with the
+    # activity as the "strategy" and the Cap as the "award". None: the activity has none.
+    caps: PrizeStock | None = None
 
     def claim(self) -> Claim:
         """What taking its chance needs, for a batch."""

@@ -73,6 +73,7 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
         clock=raffle.clock,
         hints=raffle.hints,
         metrics=raffle.metrics,
+        caps=raffle.caps,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])
