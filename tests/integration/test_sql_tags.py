@@ -69,7 +69,7 @@ async def test_a_large_list_is_added_in_chunks(engine: AsyncEngine) -> None:
     await store.save(Tag("many", TagKind.STATIC), _accept)
     users = [f"user{n}" for n in range(1234)]
     assert await store.add_members("many", users) == 1234
-    assert await store.add_members("many", users[1000:] + ["new"]) == 1
+    assert await store.add_members("many", [*users[1000:], "new"]) == 1
     assert len(await store.members("many")) == 1235
     assert await store.remove_members("many", users) == 1234
 
@@ -112,7 +112,7 @@ async def test_hundreds_of_concurrent_member_changes_lose_none(engine: AsyncEngi
     store = SqlTagStore(engine)
     await store.save(Tag("crowd", TagKind.STATIC), _accept)
     added = await asyncio.gather(
-        *(store.add_members("crowd", [f"u{n}", f"u{n + 1}"]) for n in range(0, 300))
+        *(store.add_members("crowd", [f"u{n}", f"u{n + 1}"]) for n in range(300))
     )
     assert sum(added) == 301  # u0..u300, each counted new once
     assert len(await store.members("crowd")) == 301
