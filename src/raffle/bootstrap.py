@@ -37,14 +37,17 @@ from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
+from raffle.adapters.sql.repositories.tags import SqlTagStore
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
-from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.switch_news import TAG_NEWS, PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
+from raffle.service.audience import TagBoard
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.draw_batch import BatchedDraws
@@ -60,11 +63,13 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
 from raffle.service.stock_sync import ClaimLedger
 from raffle.service.switchboard import SwitchBoard
+from raffle.service.tags import NoProfiles
 from raffle.settings import Settings
 
 Closing = list[Callable[[], Awaitable[None]]]
@@ -87,6 +92,8 @@ class Raffle:
     broker: Broker
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
+    tags: TagBoard  # the Audience: tags as this process holds them (`tags.watch()`)
+    profiles: ProfileRepository | None = None  # the profiles a tag's preview scans
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
@@ -99,6 +106,12 @@ class Raffle:
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
+
+    def profile_pages(self) -> ProfileRepository:
+        """The profiles to scan; NoProfiles while no profile storage is wired."""
+        if self.profiles is None:
+            raise NoProfiles("no profile storage: a tag's preview has nothing to scan")
+        return self.profiles
 
     def delivery(self) -> DeliveryContext:
         return DeliveryContext(
@@ -113,11 +126,12 @@ class Raffle:
 
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up; read the
-        switches (`switches.watch()` keeps them fresh)."""
+        switches and the tags (`switches.watch()`, `tags.watch()` keep them fresh)."""
         for engine in self.engines:
             async with engine.connect():
                 pass
         await self.switches.refresh()
+        await self.tags.refresh()
 
     async def close(self) -> None:
         await self.broker.close()
@@ -155,6 +169,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         rules_off=lambda strategy_id: switches.current.rules_off.get(strategy_id, frozenset()),
     )
     switches.listen(partial(_apply_switches, catalogue, shards))
+    tag_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=TAG_NEWS)
+    tags = TagBoard(SqlTagStore(config), tag_news, RuleEngineLanguage())
     claims: SqlStockClaims | None = None
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
@@ -200,6 +216,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         broker=broker,
         hints=hints,
         switches=switches,
+        tags=tags,
         redis=redis,
         redis_commands=commands,
         closing=closing,

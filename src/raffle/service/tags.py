@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
+from raffle.domain.errors import Unavailable
 from raffle.domain.tags import (
     InvalidTag,
     Tag,
@@ -21,6 +22,12 @@ from raffle.service.audience import TagBoard
 from raffle.service.ports.audiences import ProfileRepository
 
 PAGE = 500  # profiles read per page by a preview
+
+
+class NoProfiles(Unavailable):
+    """No profile storage is wired in this process: nothing to preview a tag on."""
+
+    code = "profiles_unavailable"
 
 
 @dataclass(frozen=True, slots=True)
