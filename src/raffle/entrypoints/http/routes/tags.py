@@ -26,7 +26,7 @@ from raffle.service import tags as use
 
 router = APIRouter(prefix="/api/admin/tags", tags=["operator"])
 
-TagName = Annotated[str, Path(max_length=64, pattern=NAME.pattern, examples=["senior_vip"])]
+TagName = Annotated[str, Path(max_length=64, pattern=f"^{NAME.pattern}$", examples=["senior_vip"])]
 
 
 @router.get("", responses=documented(401, 403))

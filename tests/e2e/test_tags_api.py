@@ -1,0 +1,129 @@
+"""Tags over HTTP: define static and dynamic tags (a condition or seed 004's clause), members,
+references, and bad input refused with a stable code, changing nothing."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from typing import Any
+
+import httpx
+import pytest
+
+from raffle.domain.profiles import Profile
+from tests.e2e.conftest import Api
+
+PROBLEM = "application/problem+json"
+TAGS = "/api/admin/tags"
+
+
+async def _put(api: Api, auth: dict[str, str], name: str, body: dict[str, Any]) -> httpx.Response:
+    headers = auth | {"Idempotency-Key": str(uuid.uuid4())}
+    return await api.client.put(f"{TAGS}/{name}", json=body, headers=headers)
+
+
+async def _refused(answer: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    assert (answer.status_code, answer.headers["content-type"]) == (status, PROBLEM), answer.text
+    body: dict[str, Any] = answer.json()
+    assert body["code"] == code
+    return body
+
+
+async def test_an_operator_defines_tags_that_the_audience_then_answers_for(api: Api) -> None:
+    root = await api.login("root", admin=True)
+    saved = await _put(api, root, "beta", {"kind": "static", "description": "测试用户"})
+    assert saved.status_code == 200, saved.text
+    clause = {"field": "attrs.vip", "operator": "==", "value": True}
+    assert (await _put(api, root, "vip", {"kind": "dynamic", "clause": clause})).status_code == 200
+    either = {"kind": "dynamic", "condition": 'tags["beta"] or (tags["vip"] and age > 50)'}
+    answer = await _put(api, root, "target", either)
+    assert answer.json() == {
+        "name": "target",
+        "kind": "dynamic",
+        "condition": either["condition"],
+        "description": "",
+        "references": ["beta", "vip"],
+    }
+    added = await api.client.post(
+        f"{TAGS}/beta/members", json={"user_ids": ["ann", "bob", "ann"]}, headers=root
+    )
+    assert added.json() == {"tag": "beta", "changed": 2}
+    removed = await api.client.post(
+        f"{TAGS}/beta/members/remove", json={"user_ids": ["bob", "zed"]}, headers=root
+    )
+    assert removed.json() == {"tag": "beta", "changed": 1}
+    listed = await api.client.get(f"{TAGS}/beta/members", headers=root)
+    assert listed.json() == {"tag": "beta", "user_ids": ["ann"], "next": None}
+    names = [t["name"] for t in (await api.client.get(TAGS, headers=root)).json()]
+    assert names == ["beta", "target", "vip"]
+    vip = (await api.client.get(f"{TAGS}/vip", headers=root)).json()
+    assert vip["condition"] == 'attrs&["vip"] == true'
+
+    today = date(2026, 11, 24)
+    old_vip = Profile("cy", birth_date=date(1950, 1, 1), attributes={"vip": True})
+    young_vip = Profile("di", birth_date=date(2000, 1, 1), attributes={"vip": True})
+    holds = api.raffle.tags.holds
+    assert [await holds("target", p, today) for p in (Profile("ann"), old_vip, young_vip)] == [
+        True,
+        True,
+        False,
+    ]
+
+
+async def test_bad_tags_are_refused_with_a_stable_code_and_change_nothing(api: Api) -> None:
+    root, pete = await api.login("root", admin=True), await api.login("pete")
+    await _put(api, root, "base", {"kind": "dynamic", "condition": "level > 1"})
+    await _put(api, root, "upper", {"kind": "dynamic", "condition": 'tags["base"]'})
+    malformed = await _put(api, root, "bad", {"kind": "dynamic", "condition": "age >\n  > 3"})
+    problem = await _refused(malformed, 422, "malformed_condition")
+    assert problem["errors"] == [
+        {"at": "body.condition", "message": problem["detail"], "line": 2, "column": 3}
+    ]
+    await _refused(
+        await _put(api, root, "bad", {"kind": "dynamic", "condition": 'age > "old"'}),
+        422,
+        "malformed_condition",
+    )
+    await _refused(
+        await _put(api, root, "bad", {"kind": "dynamic", "condition": 'tags["nope"]'}),
+        404,
+        "unknown_tag",
+    )
+    ring = await _put(api, root, "base", {"kind": "dynamic", "condition": 'tags["upper"]'})
+    await _refused(ring, 409, "tag_cycle")
+    await _refused(await api.client.delete(f"{TAGS}/base", headers=root), 409, "tag_in_use")
+    clause = {"field": "level", "operator": "in", "value": 3}
+    await _refused(
+        await _put(api, root, "bad", {"kind": "dynamic", "clause": clause}), 422, "invalid_tag"
+    )
+    await _refused(
+        await _put(api, root, "bad", {"kind": "static", "condition": "level > 1"}),
+        422,
+        "invalid_tag",
+    )
+    await _refused(await _put(api, root, "Bad-Name", {"kind": "static"}), 422, "invalid_input")
+    both = {"kind": "dynamic", "condition": "level > 1", "clause": clause}
+    await _refused(await _put(api, root, "bad", both), 422, "invalid_input")
+    members = await api.client.post(f"{TAGS}/base/members", json={"user_ids": ["a"]}, headers=root)
+    await _refused(members, 422, "invalid_tag")  # a dynamic tag has no members
+    too_many = {"user_ids": [f"u{n}" for n in range(10_001)]}
+    await _refused(
+        await api.client.post(f"{TAGS}/base/members", json=too_many, headers=root),
+        422,
+        "invalid_input",
+    )
+    await _refused(await api.client.get(f"{TAGS}/ghost", headers=root), 404, "unknown_tag")
+    await _refused(await _put(api, pete, "mine", {"kind": "static"}), 403, "forbidden")
+    listed = (await api.client.get(TAGS, headers=root)).json()
+    assert [(t["name"], t["condition"]) for t in listed] == [
+        ("base", "level > 1"),
+        ("upper", 'tags["base"]'),
+    ]
+
+
+@pytest.mark.server_errors  # 503 profiles_unavailable, on purpose
+async def test_a_preview_says_plainly_when_no_profile_storage_is_wired(api: Api) -> None:
+    root = await api.login("root", admin=True)
+    await _put(api, root, "base", {"kind": "dynamic", "condition": "level > 1"})
+    answer = await api.client.get(f"{TAGS}/base/preview", headers=root)
+    await _refused(answer, 503, "profiles_unavailable")
