@@ -127,3 +127,53 @@ async def test_a_preview_says_plainly_when_no_profile_storage_is_wired(api: Api)
     await _put(api, root, "base", {"kind": "dynamic", "condition": "level > 1"})
     answer = await api.client.get(f"{TAGS}/base/preview", headers=root)
     await _refused(answer, 503, "profiles_unavailable")
+
+
+CAMPAIGN = """\
+awards:
+  - {id: 901, kind: thanks, title: Thanks}
+tags:
+  - name: beta
+    kind: static
+    members: [ann, bob]
+  - name: target
+    kind: dynamic
+    condition: tags["beta"] or level >= 5
+"""
+
+
+async def test_a_campaign_files_tags_load_export_back_and_a_bad_file_changes_nothing(
+    api: Api,
+) -> None:
+    root = await api.login("root", admin=True)
+    headers = root | {"Content-Type": "application/yaml"}
+    await _put(api, root, "stored", {"kind": "dynamic", "condition": "level > 9"})
+    await _put(api, root, "outer", {"kind": "dynamic", "condition": 'tags["stored"]'})
+    # a ring through the stored tags: the file's `stored` would refer to `outer`, which refers
+    # to `stored`
+    ring = CAMPAIGN + '  - name: stored\n    kind: dynamic\n    condition: tags["outer"]\n'
+    refused = await api.client.post("/api/admin/campaigns", content=ring, headers=headers)
+    problem = await _refused(refused, 422, "invalid_campaign")
+    assert problem["errors"] == [
+        {"at": "tags.2.condition", "message": "tags refer to each other in a ring: "
+         "stored -> outer -> stored"}
+    ]  # fmt: skip
+    unknown = CAMPAIGN.replace("level >= 5", 'tags["ghost"]')
+    refused = await api.client.post("/api/admin/campaigns", content=unknown, headers=headers)
+    await _refused(refused, 422, "invalid_campaign")
+    listed = [t["name"] for t in (await api.client.get(TAGS, headers=root)).json()]
+    assert listed == ["outer", "stored"]
+    exported = (await api.client.get("/api/admin/campaigns", headers=root)).text
+    assert "ghost" not in exported
+    assert "id: 901" not in exported  # refused whole
+
+    loaded = await api.client.post("/api/admin/campaigns", content=CAMPAIGN, headers=headers)
+    assert loaded.status_code == 200, loaded.text
+    assert loaded.json()["tags"] == 2
+    listed = (await api.client.get(f"{TAGS}/beta/members", headers=root)).json()
+    assert listed["user_ids"] == ["ann", "bob"]
+    exported = (await api.client.get("/api/admin/campaigns", headers=root)).text
+    again = await api.client.post("/api/admin/campaigns", content=exported, headers=headers)
+    assert again.status_code == 200, again.text
+    assert (await api.client.get("/api/admin/campaigns", headers=root)).text == exported
+    assert 'condition: tags["beta"] or level >= 5' in exported

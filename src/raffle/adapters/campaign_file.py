@@ -19,6 +19,7 @@ from pydantic import (
     field_validator,
 )
 
+from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign
@@ -151,17 +152,19 @@ class CampaignIn(_Model):
     activities: list[Any] = []
     skus: list[Any] = []
     rebates: list[Any] = []
+    tags: list[Any] = []
     # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
     code_pools: dict[Text64, Any] = {}
 
 
-ITEMS: dict[str, type[_Model]] = {
+ITEMS: dict[str, type[BaseModel]] = {
     "awards": AwardIn,
     "strategies": StrategyIn,
     "packs": PackIn,
     "activities": ActivityIn,
     "skus": SkuIn,
     "rebates": RebateIn,
+    "tags": TagFileIn,
 }
 CODES = TypeAdapter(list[str])
 
@@ -257,6 +260,7 @@ def _to_domain(
         skus=each("skus", _sku),
         rebates=each("rebates", _rebate),
         code_pools=tuple(pool for _, pool in items.get("code_pools", [])),
+        tags=each("tags", tag_definition),
     )
     return campaign, kept
 

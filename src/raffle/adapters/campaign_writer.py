@@ -16,6 +16,7 @@ from raffle.domain.campaign import Campaign
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
+from raffle.domain.tags import TagDefinition
 
 
 class _Flow(dict[str, Any]):
@@ -33,6 +34,7 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
         "skus": [_sku(s) for s in campaign.skus],
         "rebates": [_rebate(r) for r in campaign.rebates],
         "code_pools": {p.name: list(p.codes) for p in campaign.code_pools},
+        "tags": [_tag(t) for t in campaign.tags],
     }
     return {section: items for section, items in document.items() if items}
 
@@ -126,6 +128,17 @@ def _rebate(r: RebateRule) -> _Flow:
         written["description"] = r.description
     if not r.enabled:
         written["enabled"] = False
+    return written
+
+
+def _tag(d: TagDefinition) -> dict[str, Any]:
+    written: dict[str, Any] = {"name": d.tag.name, "kind": d.tag.kind.value}
+    if d.tag.description:
+        written["description"] = d.tag.description
+    if d.tag.condition:
+        written["condition"] = d.tag.condition
+    if d.members:
+        written["members"] = list(d.members)
     return written
 
 

@@ -15,6 +15,7 @@ from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
+from raffle.domain.tags import TagDefinition, definition_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class Campaign:
     skus: tuple[Sku, ...] = ()
     rebates: tuple[RebateRule, ...] = ()
     code_pools: tuple[CodePool, ...] = ()
+    tags: tuple[TagDefinition, ...] = ()
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -43,6 +45,7 @@ class Campaign:
         found += self._references()
         found += self._rebate_problems()
         found += self._code_problems()
+        found += definition_problems(self.tags)
         return found
 
     def coupon_pools(self) -> set[str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
-from raffle.domain.errors import RaffleError
+from raffle.domain.errors import InvalidConfig, RaffleError
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 ATTRIBUTE = re.compile(r"attrs\.([A-Za-z_][A-Za-z0-9_]{0,63})")
@@ -256,3 +256,44 @@ def _visit(name: str, tags: Mapping[str, Tag], order: list[str]) -> None:
 def referrers(name: str, tags: Iterable[Tag]) -> list[str]:
     """The tags that refer to `name`."""
     return sorted(t.name for t in tags if name in t.references())
+
+
+@dataclass(frozen=True, slots=True)
+class TagDefinition:
+    """A tag as a campaign file gives it: a static one with its members."""
+
+    tag: Tag
+    members: tuple[str, ...] = ()
+
+
+def definition_problems(definitions: Sequence[TagDefinition]) -> list[InvalidConfig]:
+    """What is wrong with a file's tags, each at its path (`tags.<i>.…`): names used twice,
+    malformed tags, members of a dynamic tag, rings among them. A reference to a tag not in
+    the file is for the store to check."""
+    found, seen = [], dict[str, Tag]()
+    for i, definition in enumerate(definitions):
+        tag = definition.tag
+        if tag.name in seen:
+            found.append(InvalidConfig(f"tag {tag.name!r} is defined twice", ("tags", i, "name")))
+        try:
+            check(tag)
+        except RaffleError as error:
+            found.append(InvalidConfig(error.message, ("tags", i)))
+        if definition.members and tag.kind is TagKind.DYNAMIC:
+            found.append(InvalidConfig("a dynamic tag has no members", ("tags", i, "members")))
+        seen[tag.name] = tag
+    for i, definition in enumerate(definitions):
+        if path := _cycle(definition.tag.name, seen, (), set()):
+            message = f"tags refer to each other in a ring: {' -> '.join(path)}"
+            found.append(InvalidConfig(message, ("tags", i, "condition")))
+    return found
+
+
+def in_order(definitions: Sequence[TagDefinition]) -> list[TagDefinition]:
+    """The definitions, each after the file's tags it refers to (the order to save them in)."""
+    by_name = {d.tag.name: d for d in definitions}
+    tags = {name: d.tag for name, d in by_name.items()}
+    order: list[str] = []
+    for name in by_name:
+        _visit(name, tags, order)
+    return [by_name[name] for name in order]

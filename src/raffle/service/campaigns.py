@@ -8,7 +8,9 @@ from raffle.domain.activity import FROZEN
 from raffle.domain.campaign import Campaign
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.service.audience import TagBoard
 from raffle.service.ports import UnitOfWork
+from raffle.service.tags import definition_problems, load_definitions
 
 
 class InvalidCampaign(RaffleError):
@@ -37,13 +39,22 @@ class Loaded:
     skus: int = 0
     rebates: int = 0
     codes: int = 0  # codes new to their pools
+    tags: int = 0
 
 
-async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
+async def load_campaign(
+    campaign: Campaign, uow: UnitOfWork, tags: TagBoard | None = None
+) -> Loaded:
     """Store the whole campaign in one transaction, or nothing if any part is invalid or
-    would change the odds of a running activity. Reloading an unchanged file is harmless."""
+    would change the odds of a running activity. Reloading an unchanged file is harmless.
+    Its tags (checked with the rest first) are saved through `tags` once the rest is."""
     if problems := campaign.problems():
         raise InvalidCampaign(problems)
+    if campaign.tags:
+        if tags is None:
+            raise InvalidCampaign([InvalidConfig("tags cannot be loaded here", ("tags",))])
+        if problems := await definition_problems(campaign.tags, tags):
+            raise InvalidCampaign(problems)
     async with uow:
         # Loads take turns: two checked at once could each fit a coupon pool alone and
         # over-commit it together.
@@ -63,6 +74,8 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
             await uow.rebate_rules.save(rule)
         codes = await _fill_pools(campaign, uow)
         await uow.commit()
+    if campaign.tags and tags is not None:
+        await load_definitions(campaign.tags, tags)
     return Loaded(
         len(campaign.awards),
         len(campaign.strategies),
@@ -70,6 +83,7 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
         len(campaign.skus),
         rebates=len(campaign.rebates),
         codes=codes,
+        tags=len(campaign.tags),
     )
 
 

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from raffle.domain.errors import Unavailable
+from raffle.domain.errors import InvalidConfig, Unavailable
 from raffle.domain.tags import (
     InvalidTag,
     Tag,
+    TagCycle,
+    TagDefinition,
     TagInUse,
     TagKind,
     UnknownTag,
     check,
     check_references,
+    in_order,
     referrers,
 )
 from raffle.service.audience import TagBoard
@@ -124,6 +127,40 @@ async def preview(
             return Preview(matched, scanned, True, found)
         after = page[-1].user_id
     return Preview(matched, scanned, False, found)
+
+
+async def definition_problems(
+    definitions: Sequence[TagDefinition], board: TagBoard
+) -> list[InvalidConfig]:
+    """A campaign file's tags against the stored ones: references to tags in neither, and
+    rings closed through stored tags."""
+    await board.refresh()
+    tags = dict(board.tags) | {d.tag.name: d.tag for d in definitions}
+    found = []
+    for i, definition in enumerate(definitions):
+        others = {n: t for n, t in tags.items() if n != definition.tag.name}
+        try:
+            check_references(definition.tag, others)
+        except (UnknownTag, TagCycle) as error:
+            found.append(InvalidConfig(error.message, ("tags", i, "condition")))
+    return found
+
+
+async def load_definitions(definitions: Sequence[TagDefinition], board: TagBoard) -> None:
+    """Save a file's tags, each after those it refers to, and add static tags' members."""
+    for definition in in_order(definitions):
+        await save_tag(definition.tag, board)
+        if definition.members:
+            await add_members(definition.tag.name, definition.members, board)
+
+
+async def definitions(board: TagBoard) -> list[TagDefinition]:
+    """Every tag, static ones with their members: what a campaign file exports."""
+    found = []
+    for tag in await tags(board):
+        listed = sorted(await board.store.members(tag.name)) if tag.kind is TagKind.STATIC else []
+        found.append(TagDefinition(tag, tuple(listed)))
+    return found
 
 
 async def _static(name: str, board: TagBoard) -> None:
