@@ -7,6 +7,7 @@ import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
 import { SwitchesView } from "/web/console-switches.js";
+import { TagsView } from "/web/console-tags.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
@@ -77,8 +78,9 @@ async function showConsole(me) {
   const editor = new Editor(() => live.setActivities(editor.activities()));
   const files = new FilePanel(() => editor.reload());
   const switches = new SwitchesView();
-  const views = { campaign: editor.node, live: live.node, switches: switches.node, file: files.node };
-  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", file: "Import / export" };
+  const tags = new TagsView();
+  const views = { campaign: editor.node, live: live.node, switches: switches.node, tags: tags.node, file: files.node };
+  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", tags: "Tags", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -88,6 +90,7 @@ async function showConsole(me) {
     if (key === "live") live.start();
     else live.stop();
     if (key === "switches") switches.refresh();
+    if (key === "tags") tags.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();

@@ -1,0 +1,49 @@
+"""The console's Tags tab in a real browser: a malformed condition is refused with the cursor
+put at its line and column, a dynamic and a static tag are saved, members added, and the
+preview answers."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import DESKTOP, OpenTab, Server
+from tests.browser.test_console import log_in
+
+
+def test_an_operator_defines_tags_and_is_shown_where_a_condition_is_wrong(
+    demo_server: Server, tab: OpenTab
+) -> None:
+    console = tab(demo_server.url + "/console", DESKTOP)
+    log_in(console, demo_server.operator())
+    page = console.page
+    page.get_by_role("tab", name="Tags").click()
+    expect(page.get_by_test_id("no-tags")).to_be_visible()
+
+    page.get_by_label("Name").fill("seniors")
+    page.get_by_label("Condition").fill("level >= 1 and\n  age > > 50")
+    page.get_by_test_id("save-tag").click()
+    expect(page.get_by_test_id("condition-error")).to_have_text("Line 2, column 9.")
+    expect(page.get_by_role("alert")).to_contain_text("line 2, column 9")
+
+    page.get_by_label("Condition").fill("level >= 1 and\n  age > 50")
+    page.get_by_test_id("save-tag").click()
+    row = page.locator('[data-tag="seniors"]')
+    expect(row).to_contain_text("age > 50")
+
+    page.get_by_label("Name").fill("beta")
+    page.get_by_label("Kind").select_option("static")
+    page.get_by_test_id("save-tag").click()
+    beta = page.locator('[data-tag="beta"]')
+    beta.get_by_role("button", name="Members").click()
+    page.get_by_label("User ids").fill("ann\nbob, cy")
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_test_id("members")).to_have_text("ann, bob, cy")
+    console.screenshot("console-tags")
+
+    row.get_by_test_id("preview").click()  # no profile storage in this build: said plainly
+    expect(page.get_by_role("alert")).to_contain_text("no profile storage")
+    refused = [
+        f"Failed to load resource: the server responded with a status of {status}"
+        for status in ("422 (Unprocessable Entity)", "503 (Service Unavailable)")
+    ]
+    assert console.errors == refused, "only the refused requests log errors"
