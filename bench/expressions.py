@@ -142,6 +142,55 @@ def measure(name: str, make: Callable[[], Compile], evaluations: int, repeat: in
     print(f"{name:<28} {compiles:>12,.0f} {evaluates:>14,.0f}   {answers}")
 
 
+class _Store:
+    """The tags of the board's measure, in memory: after the first read, holds reads none."""
+
+    def __init__(self, tags: dict[str, Any]) -> None:
+        self.tags = tags
+
+    async def version(self) -> int:
+        return 1
+
+    async def load(self) -> tuple[int, dict[str, Any]]:
+        return 1, self.tags
+
+    async def members(self, name: str) -> frozenset[str]:
+        return frozenset({"u2", "u9"})
+
+
+def measure_board(evaluations: int, repeat: int) -> None:
+    """Audience.holds as the draw asks it: facts, a static tag's members, then a condition
+    referring to it, compiled once (raffle.service.audience.TagBoard)."""
+    import asyncio
+
+    from raffle.adapters.switch_news import PolledSwitchNews
+    from raffle.adapters.tag_language import RuleEngineLanguage
+    from raffle.domain.tags import Tag, TagKind
+    from raffle.service.audience import TagBoard
+
+    condition = 'tags["beta"] or (age > 50 and attrs&["vip"] == true)'
+    tags = {
+        "beta": Tag("beta", TagKind.STATIC),
+        "target": Tag("target", TagKind.DYNAMIC, condition),
+    }
+    board = TagBoard(_Store(tags), PolledSwitchNews(), RuleEngineLanguage())  # type: ignore[arg-type]
+
+    async def run() -> float:
+        await board.refresh()
+        answers = [await board.holds("target", p, TODAY) for p in PROFILES]
+        assert answers == [True, True, False, False], answers
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(evaluations // len(PROFILES)):
+                for p in PROFILES:
+                    await board.holds("target", p, TODAY)
+            best = min(best, time.perf_counter() - start)
+        return (evaluations // len(PROFILES)) * len(PROFILES) / best
+
+    print(f"{'TagBoard.holds (2 tags)':<28} {'':>12} {asyncio.run(run()):>14,.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--evaluations", type=int, default=48_000)
@@ -157,6 +206,7 @@ def main() -> None:
             measure(name, make, args.evaluations, args.repeat)
         except ImportError:
             print(f"{name:<28} not installed")
+    measure_board(args.evaluations, args.repeat)
 
 
 if __name__ == "__main__":
