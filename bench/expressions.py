@@ -151,8 +151,10 @@ class _Store:
     async def version(self) -> int:
         return 1
 
-    async def load(self) -> tuple[int, dict[str, Any]]:
-        return 1, self.tags
+    async def load(self) -> Any:
+        from raffle.service.ports.tags import StoredTags
+
+        return StoredTags(1, self.tags, dict.fromkeys(self.tags, 1))
 
     async def members(self, name: str) -> frozenset[str]:
         return frozenset({"u2", "u9"})

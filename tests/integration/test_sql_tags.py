@@ -22,6 +22,7 @@ from raffle.domain.profiles import Profile
 from raffle.domain.tags import Tag, TagCycle, TagKind
 from raffle.service import tags as use
 from raffle.service.audience import TagBoard
+from raffle.service.ports.tags import StoredTags
 
 TODAY = date(2026, 11, 24)
 DEADLINE_SECONDS = 10.0  # how long a test waits for news before failing (not a speed bound)
@@ -42,7 +43,7 @@ def _accept(others: Mapping[str, Tag]) -> None:
 
 async def test_tags_are_saved_replaced_and_deleted_with_their_members(engine: AsyncEngine) -> None:
     store = SqlTagStore(engine)
-    assert await store.load() == (0, {})
+    assert await store.load() == StoredTags(0, {}, {})
     vip = Tag("vip", TagKind.STATIC, description="会员 VIP")
     assert await store.save(vip, _accept) is True
     condition = 'level in [3, 4] and attrs&["vip"] == true'
@@ -53,14 +54,17 @@ async def test_tags_are_saved_replaced_and_deleted_with_their_members(engine: As
     assert await store.members("vip") == {"u2", "u3", "u4"}
     assert await store.save(Tag("vip", TagKind.STATIC, description="VIP"), _accept) is False
     assert await store.members("vip") == {"u2", "u3", "u4"}  # still static: they stay
-    version, tags = await store.load()
+    stored = await store.load()
+    tags, version = stored.tags, stored.version
     assert tags == {"vip": Tag("vip", TagKind.STATIC, "", "VIP"), "rich": tags["rich"]}
     assert tags["rich"].condition == condition
+    # each tag's revision: the version of its last change, definition or members
+    assert stored.revisions == {"rich": 2, "vip": version}
     assert await store.save(Tag("vip", TagKind.DYNAMIC, "level > 1"), _accept) is False
     assert await store.members("vip") == frozenset()  # dynamic now: the list went
     assert await store.delete("rich", _accept) is True
     assert await store.delete("rich", _accept) is False
-    assert set((await store.load())[1]) == {"vip"}
+    assert set((await store.load()).tags) == {"vip"}
     assert await store.version() > version
 
 
@@ -88,7 +92,7 @@ async def test_a_refused_change_writes_nothing(engine: AsyncEngine) -> None:
     with pytest.raises(TagCycle):
         await store.delete("a", lambda others: refuse({"a": Tag("a", TagKind.STATIC)}))
     assert await store.version() == version
-    assert set((await store.load())[1]) == {"a"}
+    assert set((await store.load()).tags) == {"a"}
 
 
 async def test_concurrent_rings_are_refused_for_one_of_them(engine: AsyncEngine) -> None:

@@ -3,7 +3,8 @@ position, references and rings, the board's answers and the preview (fakes of th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import date
 
 import pytest
@@ -27,7 +28,7 @@ from raffle.domain.tags import (
 )
 from raffle.service import tags as use
 from raffle.service.audience import TagBoard
-from raffle.service.ports.tags import Check
+from raffle.service.ports.tags import Check, StoredTags
 
 TODAY = date(2026, 11, 24)
 LANGUAGE = RuleEngineLanguage()
@@ -166,17 +167,21 @@ def test_names_static_tags_without_condition_and_dynamic_tags_with_one_are_check
 class FakeTagStore:
     def __init__(self) -> None:
         self.version_, self.saved, self.lists = 0, dict[str, Tag](), dict[str, set[str]]()
+        self.revisions: dict[str, int] = {}
         self.member_reads = 0
+        self.reading = asyncio.Event()  # set: member reads answer
+        self.reading.set()
 
     async def version(self) -> int:
         return self.version_
 
-    async def load(self) -> tuple[int, Mapping[str, Tag]]:
-        return self.version_, dict(self.saved)
+    async def load(self) -> StoredTags:
+        return StoredTags(self.version_, dict(self.saved), dict(self.revisions))
 
     async def save(self, tag: Tag, check: Check) -> bool:
         check({n: t for n, t in self.saved.items() if n != tag.name})
         self.version_ += 1
+        self.revisions[tag.name] = self.version_
         new = tag.name not in self.saved
         self.saved[tag.name] = tag
         return new
@@ -189,10 +194,12 @@ class FakeTagStore:
 
     async def members(self, name: str) -> frozenset[str]:
         self.member_reads += 1
+        await self.reading.wait()
         return frozenset(self.lists.get(name, ()))
 
     async def add_members(self, name: str, user_ids: Iterable[str]) -> int:
         self.version_ += 1
+        self.revisions[name] = self.version_
         have = self.lists.setdefault(name, set())
         new = set(user_ids) - have
         have |= new
@@ -200,6 +207,7 @@ class FakeTagStore:
 
     async def remove_members(self, name: str, user_ids: Iterable[str]) -> int:
         self.version_ += 1
+        self.revisions[name] = self.version_
         have = self.lists.setdefault(name, set())
         gone = have & set(user_ids)
         have -= gone
@@ -270,6 +278,34 @@ async def test_members_are_read_once_per_version() -> None:
     await use.save_tag(Tag("d", TagKind.DYNAMIC, "level > 0"), board)
     with pytest.raises(InvalidTag):  # a dynamic tag has no member list
         await use.add_members("d", ["ann"], board)
+
+
+async def test_a_change_to_one_tag_keeps_what_was_read_of_the_others() -> None:
+    board = _board()
+    store: FakeTagStore = board.store  # type: ignore[assignment]
+    for name in ("a", "b"):
+        await use.save_tag(Tag(name, TagKind.STATIC), board)
+        await use.add_members(name, ["ann"], board)
+    assert await board.holds("a", ANN, TODAY)
+    assert await board.holds("b", ANN, TODAY)
+    assert store.member_reads == 2
+    await use.remove_members("a", ["ann"], board)
+    assert not await board.holds("a", ANN, TODAY)
+    assert await board.holds("b", ANN, TODAY)
+    assert store.member_reads == 3  # a's members again, b's kept
+
+
+async def test_hundreds_of_draws_asking_at_once_share_one_read_of_the_members() -> None:
+    board = _board()
+    store: FakeTagStore = board.store  # type: ignore[assignment]
+    await use.save_tag(Tag("a", TagKind.STATIC), board)
+    await use.add_members("a", ["ann"], board)
+    store.reading.clear()  # the read waits: every draw comes while it is under way
+    asking = [asyncio.create_task(board.holds("a", p, TODAY)) for p in (ANN, BOB) * 150]
+    await asyncio.sleep(0)
+    store.reading.set()
+    assert await asyncio.gather(*asking) == [True, False] * 150
+    assert store.member_reads == 1
 
 
 class FakeProfiles:

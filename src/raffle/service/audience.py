@@ -34,7 +34,10 @@ class TagBoard:
         self.tags: Mapping[str, Tag] = {}
         self._predicates: dict[str, Predicate] = {}
         self._orders: dict[str, list[str]] = {}
+        self._revisions: Mapping[str, int] = {}
         self._members: dict[str, frozenset[str]] = {}
+        # One read of a tag's members at a time, shared by every draw asking meanwhile.
+        self._reading: dict[tuple[str, int | None], asyncio.Future[frozenset[str]]] = {}
         self._refreshing = asyncio.Lock()
 
     async def holds(self, tag: str, profile: Profile, today: date) -> bool:
@@ -51,27 +54,40 @@ class TagBoard:
         return answers[tag]
 
     async def members(self, name: str) -> frozenset[str]:
-        """A static tag's members, read from the store once per version."""
+        """A static tag's members, read from the store once per revision of the tag."""
         if (found := self._members.get(name)) is not None:
             return found
-        version = self.version
-        found = await self.store.members(name)
-        if version == self.version:  # not read across a change: keep it
+        key = (name, self._revisions.get(name))
+        if (reading := self._reading.get(key)) is None:
+            reading = self._reading[key] = asyncio.ensure_future(self._read(*key))
+        return await asyncio.shield(reading)
+
+    async def _read(self, name: str, revision: int | None) -> frozenset[str]:
+        try:
+            found = await self.store.members(name)
+        finally:
+            del self._reading[(name, revision)]
+        if self._revisions.get(name) == revision:  # not read across a change: keep it
             self._members[name] = found
         return found
 
     async def refresh(self) -> None:
-        """Read the tags again if they moved on since this process read them."""
+        """Read the tags again if they moved on since this process read them; what was
+        read of a tag that did not change (its members, its compiled condition) stays."""
         async with self._refreshing:
             if await self.store.version() == self.version:
                 return
-            version, tags = await self.store.load()
+            stored = await self.store.load()
             predicates = {
-                n: self._compiled(t) for n, t in tags.items() if t.kind is TagKind.DYNAMIC
+                n: self._compiled(t) for n, t in stored.tags.items() if t.kind is TagKind.DYNAMIC
             }
-            self.tags, self._predicates, self._members = tags, predicates, {}
-            self._orders = {name: evaluation_order(name, tags) for name in tags}
-            self.version = version
+            before = self._revisions
+            self._members = {
+                n: m for n, m in self._members.items() if stored.revisions.get(n) == before.get(n)
+            }
+            self.tags, self._revisions, self._predicates = stored.tags, stored.revisions, predicates
+            self._orders = {name: evaluation_order(name, stored.tags) for name in stored.tags}
+            self.version = stored.version
 
     def _compiled(self, tag: Tag) -> Predicate:
         before = self.tags.get(tag.name)

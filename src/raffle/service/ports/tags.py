@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from raffle.domain.tags import Tag
@@ -10,6 +11,16 @@ from raffle.domain.tags import Tag
 # A compiled condition: whether it holds for a profile's facts (with `tags` answered).
 Predicate = Callable[[Mapping[str, object]], bool]
 Check = Callable[[Mapping[str, Tag]], None]  # raises to refuse a change
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTags:
+    """Every tag at one version, and the version of each tag's last change (its definition
+    or its members): a process keeps what it read of a tag until that moves on."""
+
+    version: int
+    tags: Mapping[str, Tag]
+    revisions: Mapping[str, int]
 
 
 class TagLanguage(Protocol):
@@ -27,8 +38,8 @@ class TagStore(Protocol):
 
     async def version(self) -> int: ...
 
-    async def load(self) -> tuple[int, Mapping[str, Tag]]:
-        """The version, then every tag by name."""
+    async def load(self) -> StoredTags:
+        """The version (read first), then every tag and its revision."""
         ...
 
     async def save(self, tag: Tag, check: Check) -> bool:

@@ -14,6 +14,9 @@ tag = Table(
     Column("kind", String(8), nullable=False),
     Column("condition", Text, nullable=False),
     Column("description", String(200), nullable=False),
+    # The version of its last change, definition or members: what processes keep of it
+    # (its compiled condition, its members) stays until this moves on.
+    Column("revision", BigInteger, nullable=False),
 )
 
 # A static tag's members. Deleted with their tag by the store (no cascade: SQLite would need
