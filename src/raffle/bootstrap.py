@@ -38,6 +38,7 @@ from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.repositories.tags import SqlTagStore
+from raffle.adapters.sql.repositories.user_pages import SqlUserPages
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import SqlStockClaims
@@ -63,13 +64,12 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
-from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.tags import ProfilePages
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
 from raffle.service.stock_sync import ClaimLedger
 from raffle.service.switchboard import SwitchBoard
-from raffle.service.tags import NoProfiles
 from raffle.settings import Settings
 
 Closing = list[Callable[[], Awaitable[None]]]
@@ -93,7 +93,7 @@ class Raffle:
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
     tags: TagBoard  # the Audience: tags as this process holds them (`tags.watch()`)
-    profiles: ProfileRepository | None = None  # the profiles a tag's preview scans
+    profiles: ProfilePages  # what a tag's preview scans
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
@@ -106,12 +106,6 @@ class Raffle:
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
-
-    def profile_pages(self) -> ProfileRepository:
-        """The profiles to scan; NoProfiles while no profile storage is wired."""
-        if self.profiles is None:
-            raise NoProfiles("no profile storage: a tag's preview has nothing to scan")
-        return self.profiles
 
     def delivery(self) -> DeliveryContext:
         return DeliveryContext(
@@ -217,6 +211,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         hints=hints,
         switches=switches,
         tags=tags,
+        # Every account, as an empty profile: until profiles are stored, what there is.
+        profiles=SqlUserPages(config),
         redis=redis,
         redis_commands=commands,
         closing=closing,

@@ -8,7 +8,6 @@ from datetime import date
 from typing import Any
 
 import httpx
-import pytest
 
 from raffle.domain.profiles import Profile
 from tests.e2e.conftest import Api
@@ -121,12 +120,32 @@ async def test_bad_tags_are_refused_with_a_stable_code_and_change_nothing(api: A
     ]
 
 
-@pytest.mark.server_errors  # 503 profiles_unavailable, on purpose
-async def test_a_preview_says_plainly_when_no_profile_storage_is_wired(api: Api) -> None:
+async def test_a_preview_counts_the_users_a_tag_holds_and_shows_the_first(api: Api) -> None:
     root = await api.login("root", admin=True)
-    await _put(api, root, "base", {"kind": "dynamic", "condition": "level > 1"})
-    answer = await api.client.get(f"{TAGS}/base/preview", headers=root)
-    await _refused(answer, 503, "profiles_unavailable")
+    for name in ("ann", "bob", "cyd", "dia"):
+        await api.login(name)
+    await _put(api, root, "beta", {"kind": "static"})
+    await api.client.post(f"{TAGS}/beta/members", json={"user_ids": ["dia", "bob"]}, headers=root)
+    await _put(api, root, "not_beta", {"kind": "dynamic", "condition": 'not tags["beta"]'})
+    shown = await api.client.get(f"{TAGS}/beta/preview", params={"sample": 1}, headers=root)
+    assert shown.json() == {
+        "tag": "beta",
+        "matched": 2,
+        "scanned": 5,
+        "complete": True,
+        "sample": ["bob"],
+    }
+    rest = await api.client.get(f"{TAGS}/not_beta/preview", params={"scan": 3}, headers=root)
+    assert rest.json() == {
+        "tag": "not_beta",
+        "matched": 2,
+        "scanned": 3,
+        "complete": False,
+        "sample": ["ann", "cyd"],
+    }
+    await _refused(await api.client.get(f"{TAGS}/ghost/preview", headers=root), 404, "unknown_tag")
+    too_many = await api.client.get(f"{TAGS}/beta/preview?scan=0", headers=root)
+    await _refused(too_many, 422, "invalid_input")
 
 
 CAMPAIGN = """\

@@ -12,21 +12,25 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.redis_commands import RedisClient
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.repositories.tags import SqlTagStore
-from raffle.adapters.sql.unit_of_work import create_engine
+from raffle.adapters.sql.repositories.user_pages import SqlUserPages
+from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.profiles import Profile
 from raffle.domain.tags import Tag, TagCycle, TagKind
 from raffle.service import tags as use
 from raffle.service.audience import TagBoard
+from raffle.service.auth import create_user
 from raffle.service.ports.tags import StoredTags
 
 TODAY = date(2026, 11, 24)
 DEADLINE_SECONDS = 10.0  # how long a test waits for news before failing (not a speed bound)
 LANGUAGE = RuleEngineLanguage()
+HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)  # fast tests
 
 
 @pytest.fixture
@@ -173,3 +177,20 @@ async def _subscribed(redis: RedisClient, channel: str) -> None:
             return
         assert asyncio.get_running_loop().time() < deadline, "never subscribed"
         await asyncio.sleep(0.02)
+
+
+async def test_accounts_are_scanned_as_empty_profiles_a_page_at_a_time(
+    engine: AsyncEngine,
+) -> None:
+    names = ["zoe", "ann", "Bob", "cyd", "ann2"]
+    for name in names:
+        await create_user(name, "correct horse battery", False, SqlUnitOfWork(engine), HASHER)
+    pages = SqlUserPages(engine)
+    first = await pages.page(None, 2)
+    assert all(p == Profile(p.user_id) for p in first)  # nothing known but the id
+    seen, after = [p.user_id for p in first], first[-1].user_id
+    while page := await pages.page(after, 2):
+        seen += [p.user_id for p in page]
+        after = page[-1].user_id
+    assert sorted(seen) == sorted(names)
+    assert len(set(seen)) == len(names)  # each once, in the database's order

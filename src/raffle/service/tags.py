@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from raffle.domain.errors import InvalidConfig, Unavailable
+from raffle.domain.errors import InvalidConfig
 from raffle.domain.tags import (
     InvalidTag,
     Tag,
@@ -22,15 +22,9 @@ from raffle.domain.tags import (
     referrers,
 )
 from raffle.service.audience import TagBoard
-from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.tags import ProfilePages
 
 PAGE = 500  # profiles read per page by a preview
-
-
-class NoProfiles(Unavailable):
-    """No profile storage is wired in this process: nothing to preview a tag on."""
-
-    code = "profiles_unavailable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +99,7 @@ async def members(name: str, board: TagBoard) -> list[str]:
 async def preview(
     name: str,
     board: TagBoard,
-    profiles: ProfileRepository,
+    profiles: ProfilePages,
     today: date,
     *,
     sample: int = 20,

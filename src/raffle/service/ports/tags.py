@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from raffle.domain.profiles import Profile
 from raffle.domain.tags import Tag
 
 # A compiled condition: whether it holds for a profile's facts (with `tags` answered).
@@ -21,6 +22,13 @@ class StoredTags:
     version: int
     tags: Mapping[str, Tag]
     revisions: Mapping[str, int]
+
+
+class ProfilePages(Protocol):
+    """What a tag's preview scans: `ProfileRepository.page`, or any other source of
+    profiles by user id."""
+
+    async def page(self, after: str | None, limit: int) -> Sequence[Profile]: ...
 
 
 class TagLanguage(Protocol):

@@ -146,7 +146,7 @@ async def preview(
     found = await use.preview(
         name,
         raffle.tags,
-        raffle.profile_pages(),
+        raffle.profiles,
         today or raffle.clock.now().date(),
         sample=sample,
         scan=scan,
