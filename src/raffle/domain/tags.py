@@ -140,9 +140,12 @@ class Clause:
         if self.operator in (Operator.IN, Operator.NOT_IN):
             if isinstance(self.value, str | bytes) or not isinstance(self.value, Sequence):
                 raise InvalidTag(f"{self.operator} takes a list of values")
-            listed = f"[{', '.join(_literal(v) for v in self.value)}]"
-            test = f"{field} in {listed}"
-            return test if self.operator is Operator.IN else f"{field} != null and not {test}"
+            # One `==` a value, not the language's `in`, which takes true for 1 as Python
+            # does: a listed value matches exactly when `==` would.
+            test = " or ".join(f"{field} == {_literal(v)}" for v in self.value) or "false"
+            if self.operator is Operator.IN:
+                return test if len(self.value) < 2 else f"({test})"
+            return f"{field} != null and not ({test})"
         value = self.value
         if not isinstance(value, str | int | float | date):
             raise InvalidTag(f"{self.operator} takes one value")
