@@ -44,21 +44,19 @@ def expected(clause: Clause, known: dict[str, Any]) -> bool:
     false, and a comparison of two types false."""
     name = clause.field.removeprefix("attrs.")
     value = known["attrs"].get(name) if clause.field.startswith("attrs.") else known.get(name)
-    if clause.operator is Operator.EXISTS:
-        return value is not None
-    if clause.operator is Operator.MISSING:
-        return value is None
+    if clause.operator in (Operator.EXISTS, Operator.MISSING):
+        return (value is not None) is (clause.operator is Operator.EXISTS)
     if value is None:
         return False
     target: Any = clause.value
-    if clause.operator is Operator.IN:
-        return any(same(value, t) for t in target)
-    if clause.operator is Operator.NOT_IN:
-        return not any(same(value, t) for t in target)
-    if clause.operator is Operator.EQ:
-        return same(value, target)
-    if clause.operator is Operator.NE:
-        return not same(value, target)
+    answers: dict[Operator, Callable[[], bool]] = {
+        Operator.IN: lambda: any(same(value, t) for t in target),
+        Operator.NOT_IN: lambda: not any(same(value, t) for t in target),
+        Operator.EQ: lambda: same(value, target),
+        Operator.NE: lambda: not same(value, target),
+    }
+    if clause.operator in answers:
+        return answers[clause.operator]()
     return kind(value) == kind(target) and ORDERED[clause.operator](value, target)
 
 
