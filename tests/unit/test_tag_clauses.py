@@ -96,9 +96,7 @@ def clauses(draw: st.DrawFn) -> Clause:
 
 @settings(max_examples=400, deadline=None)
 @given(profile=profiles, clause=clauses())
-def test_a_clause_answers_as_the_documented_semantics_say(
-    profile: Profile, clause: Clause
-) -> None:
+def test_a_clause_answers_as_the_documented_semantics_say(profile: Profile, clause: Clause) -> None:
     known = facts(profile, TODAY)
     try:
         holds = LANGUAGE.compile(clause.condition())
