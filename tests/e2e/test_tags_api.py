@@ -57,6 +57,9 @@ async def test_an_operator_defines_tags_that_the_audience_then_answers_for(api: 
     assert names == ["beta", "target", "vip"]
     vip = (await api.client.get(f"{TAGS}/vip", headers=root)).json()
     assert vip["condition"] == 'attrs&["vip"] == true'
+    born = {"field": "birth_date", "operator": "<", "value": "1966-01-01"}  # JSON: a date
+    dated = await _put(api, root, "born", {"kind": "dynamic", "clause": born})
+    assert dated.json()["condition"] == 'birth_date != null and birth_date < d"1966-01-01"'
 
     today = date(2026, 11, 24)
     old_vip = Profile("cy", birth_date=date(1950, 1, 1), attributes={"vip": True})

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import re
 from datetime import date
 from typing import Annotated
 
 from pydantic import BaseModel, Field, model_validator
 
-from raffle.domain.tags import MAX_CONDITION, Clause, Operator, Tag, TagKind
+from raffle.domain.tags import MAX_CONDITION, Clause, Operator, Tag, TagKind, Value
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import UserId
 from raffle.entrypoints.http.examples import examples_of
 from raffle.service.tags import Preview
 
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAX_MEMBERS = 10_000  # user ids in one request: a larger list is sent in parts
 Scalar = (
     Annotated[str, Field(max_length=200)]
@@ -39,7 +42,21 @@ class ClauseIn(BaseModel):
     )
 
     def clause(self) -> Clause:
-        return Clause(self.field, self.operator, self.value, self.source)
+        value = self.value
+        if self.field == "birth_date" or self.field.startswith("attrs."):
+            # JSON has no dates: "YYYY-MM-DD" means one here, as in profiles' attributes.
+            if isinstance(value, list):
+                value = [_dated(v) for v in value]
+            elif value is not None:
+                value = _dated(value)
+        return Clause(self.field, self.operator, value, self.source)
+
+
+def _dated(value: Value) -> Value:
+    if isinstance(value, str) and ISO_DATE.fullmatch(value):
+        with contextlib.suppress(ValueError):
+            return date.fromisoformat(value)
+    return value
 
 
 class TagIn(BaseModel):
