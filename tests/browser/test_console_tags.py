@@ -31,6 +31,13 @@ def test_an_operator_defines_tags_and_is_shown_where_a_condition_is_wrong(
     row = page.locator('[data-tag="seniors"]')
     expect(row).to_contain_text("age > 50")
 
+    page.get_by_label("Name").fill("loyal")  # seed 004's clause: field, operator, value
+    page.get_by_label("Field").select_option("level")
+    page.get_by_label("Operator").select_option("in")
+    page.get_by_label("Value").fill("3, 4")
+    page.get_by_test_id("save-clause").click()
+    expect(page.locator('[data-tag="loyal"]')).to_contain_text("level == 3 or level == 4")
+
     page.get_by_label("Name").fill("beta")
     page.get_by_label("Kind").select_option("static")
     page.get_by_test_id("save-tag").click()

@@ -6,6 +6,17 @@ import { api, h, notify } from "/web/api.js";
 import { report } from "/web/console-fields.js";
 
 const EXAMPLE = 'age > 50 and attrs&["vip"] == true';
+const FIELDS = ["age", "level", "gender", "birth_date", "region", "channel", "sn", "phone", "attrs."];
+const OPERATORS = ["==", "!=", ">", ">=", "<", "<=", "in", "not in", "exists", "not exists"];
+
+// A value typed in a form: a number, true/false, or text (dates stay "YYYY-MM-DD" text,
+// which the API reads as a date for date fields); `in` takes a comma-separated list.
+function typed(text) {
+  const t = text.trim();
+  if (t === "true" || t === "false") return t === "true";
+  if (t !== "" && !Number.isNaN(Number(t))) return Number(t);
+  return t;
+}
 
 export class TagsView {
   constructor() {
@@ -50,12 +61,27 @@ export class TagsView {
       h("option", { value: "dynamic" }, "dynamic: a condition"), h("option", { value: "static" }, "static: a member list"));
     const condition = h("textarea", { name: "condition", rows: 3, maxlength: 2000, placeholder: EXAMPLE, "aria-label": "Condition" });
     const description = h("input", { name: "description", maxlength: 200, "aria-label": "Description" });
+    // Seed 004's structured form: field, operator, value; saved as the condition it stands for.
+    const field = h("select", { "aria-label": "Field" }, ...FIELDS.map((f) => h("option", { value: f }, f === "attrs." ? "attrs.<name>" : f)));
+    const attribute = h("input", { maxlength: 64, placeholder: "vip", "aria-label": "Attribute", hidden: true });
+    const op = h("select", { "aria-label": "Operator" }, ...OPERATORS.map((o) => h("option", { value: o }, o)));
+    const value = h("input", { maxlength: 200, placeholder: "50", "aria-label": "Value" });
+    field.addEventListener("change", () => { attribute.hidden = field.value !== "attrs."; });
+    const clause = () => {
+      const name = field.value === "attrs." ? `attrs.${attribute.value.trim()}` : field.value;
+      const body = { field: name, operator: op.value };
+      if (op.value === "in" || op.value === "not in") body.value = value.value.split(",").filter((v) => v.trim()).map(typed);
+      else if (!op.value.endsWith("exists")) body.value = typed(value.value);
+      return body;
+    };
     const where = h("p", { class: "muted", dataset: { testid: "condition-error" } });
     kind.addEventListener("change", () => { condition.disabled = kind.value === "static"; });
     const node = h("form", { class: "tag-form", onsubmit: (e) => { e.preventDefault(); this.save(); } },
       h("h3", {}, "Define a tag"),
       h("label", {}, "Name ", name), h("label", {}, "Kind ", kind),
       h("label", { class: "wide" }, "Condition ", condition),
+      h("div", { class: "row clause" }, "Or a clause: ", field, attribute, op, value,
+        h("button", { type: "button", dataset: { testid: "save-clause" }, onclick: () => this.save(clause()) }, "Save as clause")),
       h("p", { class: "muted" }, 'Facts: age, level, gender, birth_date (d"2000-01-01"), region, channel, sn, phone, attrs&["name"], other tags as tags["name"]; and, or, not, in [..]. See docs/tags.md.'),
       where,
       h("label", {}, "Description ", description),
@@ -73,10 +99,12 @@ export class TagsView {
     f.name.focus();
   }
 
-  async save() {
+  // `clause`: seed 004's structured form instead of the written condition.
+  async save(clause) {
     const f = this.form;
-    const body = { kind: f.kind.value, description: f.description.value };
-    if (body.kind === "dynamic") body.condition = f.condition.value;
+    const body = { kind: clause ? "dynamic" : f.kind.value, description: f.description.value };
+    if (clause) body.clause = clause;
+    else if (body.kind === "dynamic") body.condition = f.condition.value;
     f.where.textContent = "";
     try {
       await api(`/api/admin/tags/${encodeURIComponent(f.name.value)}`, { method: "PUT", json: body });
