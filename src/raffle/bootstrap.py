@@ -16,7 +16,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.audience_placeholders import NoAudience, NoProfiles
+from raffle.adapters.audience_placeholders import NoProfiles
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
@@ -38,14 +38,18 @@ from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
+from raffle.adapters.sql.repositories.tags import SqlTagStore
+from raffle.adapters.sql.repositories.user_pages import SqlUserPages
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import CAPS, SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
-from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.switch_news import TAG_NEWS, PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
+from raffle.service.audience import TagBoard
 from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
@@ -62,7 +66,8 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
-from raffle.service.ports.audiences import Audience, Profiles
+from raffle.service.ports.audiences import Profiles
+from raffle.service.ports.tags import ProfilePages
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
@@ -90,6 +95,8 @@ class Raffle:
     broker: Broker
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
+    tags: TagBoard  # the Audience: tags as this process holds them (`tags.watch()`)
+    profile_pages: ProfilePages  # what a tag's preview scans
     caps: PrizeStock | None = None  # activities' cap counters (winners, participants)
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     cap_ledger: ClaimLedger | None = None  # the activities' cap claims, likewise
@@ -101,9 +108,8 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
-    # Placeholders until the profiles' and tags' adapters are wired (issue 13).
+    # Placeholder until the profiles' adapter is wired (issue 13).
     profiles: Profiles = field(default_factory=NoProfiles)
-    audience: Audience = field(default_factory=NoAudience)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -121,11 +127,12 @@ class Raffle:
 
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up; read the
-        switches (`switches.watch()` keeps them fresh)."""
+        switches and the tags (`switches.watch()`, `tags.watch()` keep them fresh)."""
         for engine in self.engines:
             async with engine.connect():
                 pass
         await self.switches.refresh()
+        await self.tags.refresh()
 
     async def close(self) -> None:
         await self.broker.close()
@@ -163,6 +170,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         rules_off=lambda strategy_id: switches.current.rules_off.get(strategy_id, frozenset()),
     )
     switches.listen(partial(_apply_switches, catalogue, shards))
+    tag_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=TAG_NEWS)
+    tags = TagBoard(SqlTagStore(config), tag_news, RuleEngineLanguage())
     claims: SqlStockClaims | None = None
     cap_claims: SqlStockClaims | None = None
     caps: PrizeStock
@@ -219,6 +228,9 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         broker=broker,
         hints=hints,
         switches=switches,
+        tags=tags,
+        # Every account, as an empty profile: until profiles are stored, what there is.
+        profile_pages=SqlUserPages(config),
         redis=redis,
         redis_commands=commands,
         closing=closing,

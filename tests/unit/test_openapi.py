@@ -10,7 +10,13 @@ import pytest
 from pydantic import BaseModel
 
 from raffle.bootstrap import bootstrap
-from raffle.entrypoints.http import engagement_schemas, prize_schemas, route_tree_schemas, schemas
+from raffle.entrypoints.http import (
+    engagement_schemas,
+    prize_schemas,
+    route_tree_schemas,
+    schemas,
+    tag_schemas,
+)
 from raffle.entrypoints.http.app import create_app
 from raffle.entrypoints.http.routes import campaigns, delivery
 from raffle.settings import Settings
@@ -123,7 +129,10 @@ def test_every_number_string_and_list_a_request_carries_is_bounded(
 
 
 def test_each_models_example_is_valid() -> None:
-    modules = (schemas, engagement_schemas, prize_schemas, route_tree_schemas, campaigns, delivery)
+    modules = (
+        schemas, engagement_schemas, prize_schemas, route_tree_schemas, tag_schemas, campaigns,
+        delivery,
+    )  # fmt: skip
     models = [
         value
         for module in modules

@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign, tree_problem
@@ -159,18 +160,20 @@ class CampaignIn(_Model):
     activities: list[Any] = []
     skus: list[Any] = []
     rebates: list[Any] = []
+    tags: list[Any] = []
     # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
     code_pools: dict[Text64, Any] = {}
     trees: list[Any] = []  # decision trees: their JSON document (route_tree_documents.py)
 
 
-ITEMS: dict[str, type[_Model]] = {
+ITEMS: dict[str, type[BaseModel]] = {
     "awards": AwardIn,
     "strategies": StrategyIn,
     "packs": PackIn,
     "activities": ActivityIn,
     "skus": SkuIn,
     "rebates": RebateIn,
+    "tags": TagFileIn,
 }
 CODES = TypeAdapter(list[str])
 
@@ -268,6 +271,7 @@ def _to_domain(
         rebates=each("rebates", _rebate),
         code_pools=tuple(pool for _, pool in items.get("code_pools", [])),
         trees=each("trees", _tree),
+        tags=each("tags", tag_definition),
     )
     return campaign, kept
 

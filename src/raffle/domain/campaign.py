@@ -17,6 +17,7 @@ from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_checks import TreeProblem, leaf_problems, structure
 from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Strategy
+from raffle.domain.tags import TagDefinition, definition_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,7 @@ class Campaign:
     rebates: tuple[RebateRule, ...] = ()
     code_pools: tuple[CodePool, ...] = ()
     trees: tuple[RouteTree, ...] = ()  # decision trees, by name
+    tags: tuple[TagDefinition, ...] = ()
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -46,6 +48,7 @@ class Campaign:
         found += self._references()
         found += self._rebate_problems()
         found += self._code_problems()
+        found += definition_problems(self.tags)
         found += self._tree_problems()
         return found
 

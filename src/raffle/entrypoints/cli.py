@@ -154,10 +154,11 @@ def load(file: Path) -> None:
     campaign = read(file)
 
     async def use(raffle: Raffle) -> None:
-        loaded = await load_campaign(campaign, raffle.uow(), clock=raffle.clock)
+        loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock)
         click.echo(
             f"loaded {loaded.awards} awards, {loaded.strategies} strategies, "
             f"{loaded.activities} activities and {loaded.skus} SKUs"
+            + (f", and {loaded.tags} tags" if loaded.tags else "")
         )
 
     with_raffle(use)

@@ -9,8 +9,10 @@ from raffle.domain.campaign import Campaign, tree_problem
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.route_tree_checks import leaf_problems
+from raffle.service.audience import TagBoard
 from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.route_trees import RouteTreeConflict
+from raffle.service.tags import definition_problems, load_definitions
 
 CAMPAIGN = "campaign"  # who saved what a campaign load stored
 
@@ -42,16 +44,27 @@ class Loaded:
     rebates: int = 0
     codes: int = 0  # codes new to their pools
     trees: int = 0
+    tags: int = 0
 
 
 async def load_campaign(
-    campaign: Campaign, uow: UnitOfWork, *, clock: Clock | None = None
+    campaign: Campaign,
+    uow: UnitOfWork,
+    tags: TagBoard | None = None,
+    *,
+    clock: Clock | None = None,
 ) -> Loaded:
     """Store the whole campaign in one transaction, or nothing if any part is invalid or
     would change the odds of a running activity. Reloading an unchanged file is harmless.
-    Decision trees are saved as a new version of their name (at `clock`'s now) if changed."""
+    Decision trees are saved as a new version of their name (at `clock`'s now) if changed;
+    its tags (checked with the rest first) are saved through `tags` once the rest is."""
     if problems := campaign.problems():
         raise InvalidCampaign(problems)
+    if campaign.tags:
+        if tags is None:
+            raise InvalidCampaign([InvalidConfig("tags cannot be loaded here", ("tags",))])
+        if problems := await definition_problems(campaign.tags, tags):
+            raise InvalidCampaign(problems)
     async with uow:
         # Loads take turns: two checked at once could each fit a coupon pool alone and
         # over-commit it together.
@@ -72,6 +85,8 @@ async def load_campaign(
         codes = await _fill_pools(campaign, uow)
         await _save_trees(campaign, uow, clock)
         await uow.commit()
+    if campaign.tags and tags is not None:
+        await load_definitions(campaign.tags, tags)
     return Loaded(
         len(campaign.awards),
         len(campaign.strategies),
@@ -80,6 +95,7 @@ async def load_campaign(
         rebates=len(campaign.rebates),
         codes=codes,
         trees=len(campaign.trees),
+        tags=len(campaign.tags),
     )
 
 

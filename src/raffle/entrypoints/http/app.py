@@ -27,6 +27,7 @@ from raffle.entrypoints.http.routes import (
     prizes,
     route_trees,
     switches,
+    tags,
 )
 
 
@@ -39,7 +40,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        running = [asyncio.create_task(raffle.switches.watch())]
+        running = [asyncio.create_task(w.watch()) for w in (raffle.switches, raffle.tags)]
         if scheduler:
             running.append(asyncio.create_task(worker.run(raffle, parts)))
         try:
@@ -68,7 +69,18 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     observe.install(app, raffle)  # outside Maintenance: its 503s are logged and counted too
     problems.install(app)
     openapi.install(app, draw.document)
-    routers = (player, auth, admin, accounts, switches, campaigns, engagement, prizes, delivery)
+    routers = (
+        player,
+        auth,
+        admin,
+        accounts,
+        switches,
+        tags,
+        campaigns,
+        engagement,
+        prizes,
+        delivery,
+    )
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)
     app.include_router(route_trees.router)

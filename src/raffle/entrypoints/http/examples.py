@@ -249,6 +249,32 @@ CAMPAIGN_JSON: Example = {
 }
 
 
+TAG: Example = {
+    "name": "senior_vip",
+    "kind": "dynamic",
+    "condition": 'age > 50 and attrs&["vip"] == true',
+    "description": "VIPs over 50",
+    "references": [],
+}
+TAG_IN: Example = {
+    "kind": "dynamic",
+    "condition": 'age > 50 and attrs&["vip"] == true',
+    "description": "VIPs over 50",
+}
+CLAUSE: Example = {"source": "profile", "field": "age", "operator": ">", "value": 50}
+MEMBERS_IN: Example = {"user_ids": ["alice", "bob"]}
+MEMBERS_CHANGED: Example = {"tag": "beta_testers", "changed": 2}
+TAG_DELETED: Example = {"tag": "beta_testers", "deleted": True}
+MEMBERS: Example = {"tag": "beta_testers", "user_ids": ["alice", "bob"], "next": "bob"}
+PREVIEW: Example = {
+    "tag": "senior_vip",
+    "matched": 412,
+    "scanned": 10000,
+    "complete": True,
+    "sample": ["u00017", "u00230"],
+}
+
+
 def examples_of(example: Example) -> ConfigDict:
     """A model's configuration that puts `example` in its JSON schema."""
     return ConfigDict(json_schema_extra={"examples": [example]})

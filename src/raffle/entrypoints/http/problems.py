@@ -29,6 +29,7 @@ from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
 from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.switches import InvalidSwitch
+from raffle.domain.tags import InvalidTag, MalformedCondition, TagCycle, TagInUse, UnknownTag
 from raffle.domain.users import (
     AccountLocked,
     Forbidden,
@@ -91,6 +92,11 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidRouteTree: 422,
     UnknownRouteTree: 404,
     RouteTreeConflict: 409,
+    InvalidTag: 422,
+    MalformedCondition: 422,
+    UnknownTag: 404,
+    TagCycle: 409,
+    TagInUse: 409,
 }
 
 
@@ -99,8 +105,9 @@ class ProblemDetail(BaseModel):
 
     at: str = Field(description="The field (`body.sku`) or file path (`strategies.0.rate`).")
     message: str
-    line: int | None = Field(None, description="A campaign file's line, from 1.")
+    line: int | None = Field(None, description="A campaign file's or a condition's line, from 1.")
     reason: str | None = Field(None, description="A stable kind of problem (a tree's checks).")
+    column: int | None = Field(None, description="A condition's column, from 1.")
 
 
 class Problem(BaseModel):
@@ -131,6 +138,9 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [
             {"line": p.line, "at": p.where, "message": p.message} for p in error.problems
         ]
+    if isinstance(error, MalformedCondition):
+        where = {"line": error.line, "column": error.column}
+        extra["errors"] = [{"at": "body.condition", "message": error.message, **where}]
     if isinstance(error, InvalidAddress):
         extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
     if isinstance(error, InvalidRouteTree):

@@ -294,6 +294,7 @@ class LoadedOut(BaseModel):
     skus: int
     rebates: int = 0
     codes: int = Field(description="Codes new to their pools.")
+    tags: int = 0
 
 
 class CapDriftOut(BaseModel):

@@ -44,9 +44,8 @@ async def import_campaign(
     """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
 
     async def run() -> LoadedOut:
-        loaded = await load_campaign(
-            parse_campaign(text, "request body"), raffle.uow(), clock=raffle.clock
-        )
+        campaign = parse_campaign(text, "request body")
+        loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock)
         raffle.catalogue.forget()
         return LoadedOut(
             awards=loaded.awards,
@@ -55,6 +54,7 @@ async def import_campaign(
             skus=loaded.skus,
             rebates=loaded.rebates,
             codes=loaded.codes,
+            tags=loaded.tags,
         )
 
     return await once(request, raffle.idempotency, session.user_id, key, run)

@@ -7,6 +7,7 @@ import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
 import { SwitchesView } from "/web/console-switches.js";
+import { TagsView } from "/web/console-tags.js";
 import { TreesView } from "/web/console-trees.js";
 
 const app = document.getElementById("app");
@@ -78,9 +79,10 @@ async function showConsole(me) {
   const editor = new Editor(() => live.setActivities(editor.activities()));
   const files = new FilePanel(() => editor.reload());
   const switches = new SwitchesView();
+  const tags = new TagsView();
   const trees = new TreesView();
-  const views = { campaign: editor.node, live: live.node, switches: switches.node, trees: trees.node, file: files.node };
-  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", trees: "Trees", file: "Import / export" };
+  const views = { campaign: editor.node, live: live.node, switches: switches.node, tags: tags.node, trees: trees.node, file: files.node };
+  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", tags: "Tags", trees: "Trees", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -90,6 +92,7 @@ async function showConsole(me) {
     if (key === "live") live.start();
     else live.stop();
     if (key === "switches") switches.refresh();
+    if (key === "tags") tags.refresh();
     if (key === "trees") trees.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
