@@ -22,8 +22,10 @@ from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.passwords import PasswordHasher
+from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
+from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
@@ -43,6 +45,7 @@ from raffle.adapters.sql.stock_claims import SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
 from raffle.domain.delivery import WON
+from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
 from raffle.service.catalogue import Catalogue
@@ -60,6 +63,9 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.profile_care import ProfileNews
+from raffle.service.profile_cache import CachedProfiles
+from raffle.service.profiles import ProfileCare
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
@@ -87,6 +93,8 @@ class Raffle:
     broker: Broker
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
+    profiles: CachedProfiles  # the Profiles port: `profiles.watch()` keeps it fresh
+    phones: PhoneBook
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
@@ -99,6 +107,9 @@ class Raffle:
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
+
+    def profile_care(self) -> ProfileCare:
+        return ProfileCare(self.uow, self.phones, self.profiles, self.clock)
 
     def delivery(self) -> DeliveryContext:
         return DeliveryContext(
@@ -155,6 +166,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         rules_off=lambda strategy_id: switches.current.rules_off.get(strategy_id, frozenset()),
     )
     switches.listen(partial(_apply_switches, catalogue, shards))
+    profiles = _profiles(uow, redis, settings)
     claims: SqlStockClaims | None = None
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
@@ -200,6 +212,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         broker=broker,
         hints=hints,
         switches=switches,
+        profiles=profiles,
+        phones=PhoneBook(settings.phone_region),
         redis=redis,
         redis_commands=commands,
         closing=closing,
@@ -226,6 +240,22 @@ def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1
         mariadb = MariaDrawBatches(engines, tables, draw_batch_size)
         return SqlShards(engines, tables, draws=BatchedDraws(mariadb))
     return SqlShards(engines, tables)
+
+
+def _profiles(
+    uow: Callable[[], UnitOfWork], redis: RedisClient | None, settings: Settings
+) -> CachedProfiles:
+    """Profiles kept per process: forgotten on news through Redis pub/sub, or (one process,
+    no Redis) after the catalogue's time to live."""
+
+    async def read(user_id: str) -> Profile | None:
+        async with uow() as reader:
+            return await reader.profiles.get(user_id)
+
+    if redis is None:
+        news: ProfileNews = LocalProfileNews()
+        return CachedProfiles(read, news, ttl=settings.catalogue_ttl_seconds)
+    return CachedProfiles(read, RedisProfileNews(redis), ttl=settings.profile_ttl_seconds)
 
 
 def _apply_switches(catalogue: Catalogue, shards: Shards, before: Switches, now: Switches) -> None:

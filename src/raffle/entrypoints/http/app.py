@@ -38,7 +38,10 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        running = [asyncio.create_task(raffle.switches.watch())]
+        running = [
+            asyncio.create_task(raffle.switches.watch()),
+            asyncio.create_task(raffle.profiles.watch()),
+        ]
         if scheduler:
             running.append(asyncio.create_task(worker.run(raffle, parts)))
         try:
