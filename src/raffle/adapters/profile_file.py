@@ -22,6 +22,12 @@ from raffle.service.profile_import import ProfileRow, RowProblem
 
 Format = Literal["csv", "jsonl"]
 FORMATS: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+MEDIA_TYPES: dict[str, Format] = {
+    "text/csv": "csv",
+    "application/x-ndjson": "jsonl",
+    "application/jsonl": "jsonl",
+    "application/x-jsonlines": "jsonl",
+}
 MAX_ROWS = 100_000
 ATTRIBUTE_COLUMN = "attr."  # a CSV column `attr.<name>` is the free attribute <name>
 _COLUMNS = ("user_id", *(f for f in FIELDS if f != "attributes"))
@@ -37,6 +43,18 @@ class InvalidProfileFile(RaffleError):
     def __init__(self, message: str, line: int = 0) -> None:
         super().__init__(f"line {line}: {message}" if line else message)
         self.line = line
+
+
+class UnsupportedFormat(RaffleError):
+    code = "unsupported_media_type"
+
+
+def format_of(media_type: str) -> Format:
+    """The format of a Content-Type (its parameters, such as charset, aside)."""
+    kind = media_type.partition(";")[0].strip().lower()
+    if (found := MEDIA_TYPES.get(kind)) is None:
+        raise UnsupportedFormat(f"send profiles as {' or '.join(MEDIA_TYPES)}, not {kind!r}")
+    return found
 
 
 def read_profiles(data: bytes | str, format: Format) -> Rows:

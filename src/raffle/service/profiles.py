@@ -21,7 +21,7 @@ from raffle.domain.profile_fields import (
 from raffle.domain.profiles import Profile
 from raffle.domain.users import UnknownUser, User
 from raffle.service.ports import Clock, UnitOfWork
-from raffle.service.ports.audiences import ProfileQuery, StoredProfile
+from raffle.service.ports.audiences import ProfileQuery
 from raffle.service.ports.profile_care import Phones
 from raffle.service.profile_cache import CachedProfiles
 
@@ -80,15 +80,17 @@ async def operator_profile(user_id: str, uow: UnitOfWork) -> OperatorView:
 
 async def search(
     query: ProfileQuery, after: str | None, limit: int, *, uow: UnitOfWork, phones: Phones
-) -> list[StoredProfile]:
-    """Profiles matching every part of `query` given, by user id; a phone searched is read
-    as any phone is (so "138 0013 8000" finds "+8613800138000")."""
+) -> list[OperatorView]:
+    """Profiles matching every part of `query` given, by user id, with their accounts; a
+    phone searched is read as any phone is (so "138 0013 8000" finds "+8613800138000")."""
     if query.phone is not None:
         query = ProfileQuery(
             query.user_prefix, phones.normalise(query.phone), query.level, query.region
         )
     async with uow:
-        return await uow.profiles.search(query, after, limit)
+        found = await uow.profiles.search(query, after, limit)
+        accounts = [await uow.users.get(s.profile.user_id) for s in found]
+    return [OperatorView(s.profile, s.updated_at, a) for s, a in zip(found, accounts, strict=True)]
 
 
 async def _change(

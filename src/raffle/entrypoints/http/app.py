@@ -25,6 +25,7 @@ from raffle.entrypoints.http.routes import (
     pages,
     player,
     prizes,
+    profiles,
     switches,
 )
 
@@ -67,7 +68,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     observe.install(app, raffle)  # outside Maintenance: its 503s are logged and counted too
     problems.install(app)
     openapi.install(app, draw.document)
-    routers = (player, auth, admin, accounts, switches, campaigns, engagement, prizes, delivery)
+    routers = (
+        player, auth, admin, accounts, switches, campaigns, engagement, prizes, delivery, profiles
+    )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)
     app.mount("/web", pages.assets(), name="web")
