@@ -7,11 +7,10 @@ from collections.abc import Collection, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Row, Select, select
+from sqlalchemy import Row, Select, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.repositories.upsert import upsert
 from raffle.adapters.sql.tables.profiles import profile as table
 from raffle.domain.profile_fields import PhoneTaken, attribute, attributes_json
 from raffle.domain.profiles import Gender, Profile
@@ -51,16 +50,34 @@ class SqlProfileRepository:
         return owners
 
     async def put(self, profile: Profile, at: datetime) -> None:
+        # Update, else insert; not one upsert: MariaDB's ON DUPLICATE KEY UPDATE fires on the
+        # phone's unique key too, and would write this profile over its owner's.
+        # In a savepoint: a number taken by another transaction fails this statement only,
+        # and the rest of the transaction (an import's other rows) goes on.
         row = _row(profile, at)
-        # In a savepoint: a number taken meanwhile by another transaction fails this one
-        # statement, and the rest of the transaction (an import's other rows) goes on.
-        savepoint = await self._connection.begin_nested()
-        try:
-            await self._connection.execute(upsert(self._connection.dialect, table, row))
-        except IntegrityError:
-            await savepoint.rollback()
-            raise PhoneTaken(f"phone {profile.phone} is another user's") from None
-        await savepoint.commit()
+        for _ in range(2):
+            savepoint = await self._connection.begin_nested()
+            try:
+                await self._write(row)
+            except IntegrityError:
+                await savepoint.rollback()
+                owner = (await self.phone_owners([profile.phone] if profile.phone else [])).get(
+                    str(profile.phone)
+                )
+                if owner not in (None, profile.user_id):
+                    raise PhoneTaken(f"phone {profile.phone} is {owner}'s") from None
+                continue  # the user's row was inserted meanwhile: update it now
+            await savepoint.commit()
+            return
+        raise PhoneTaken(f"phone {profile.phone} is another user's")
+
+    async def _write(self, row: dict[str, Any]) -> None:
+        changed = await self._connection.execute(
+            update(table).where(table.c.user_id == row["user_id"]).values(row)
+        )
+        # Matched rows, also on MySQL: SQLAlchemy connects with CLIENT_FOUND_ROWS there.
+        if changed.rowcount == 0:
+            await self._connection.execute(insert(table).values(row))
 
     async def page(self, after: str | None, limit: int) -> Sequence[Profile]:
         found = await self.search(ProfileQuery(), after, limit)
