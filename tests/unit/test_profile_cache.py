@@ -145,3 +145,16 @@ async def test_when_the_news_fails_everything_is_forgotten() -> None:
         assert (await profiles.of("alice")).level == 2
     finally:
         watching.cancel()
+
+
+async def test_reads_of_one_user_at_once_share_one_database_read() -> None:
+    profiles, store, _, _ = cache()
+    store.rows["alice"] = Profile("alice", level=1)
+    store.gate = asyncio.Event()
+    waiting = [asyncio.create_task(profiles.of("alice")) for _ in range(200)]
+    await store.reading.wait()
+    waiting[0].cancel()  # one caller gone: the read goes on for the others
+    store.gate.set()
+    answers = await asyncio.gather(*waiting[1:])
+    assert {a.level for a in answers} == {1}
+    assert store.reads == 1

@@ -30,20 +30,20 @@ class RedisProfileNews:
 
     def __init__(self, redis: RedisClient, *, channel: str = CHANNEL) -> None:
         self._redis = redis
-        self._channel = channel
+        self.channel = channel
 
     async def announce(self, user_ids: Collection[str] | None) -> None:
         if user_ids is None:
-            await self._redis.publish(self._channel, EVERYONE)
+            await self._redis.publish(self.channel, EVERYONE)
             return
         ids = list(user_ids)
         for start in range(0, len(ids), IDS_A_MESSAGE):
-            await self._redis.publish(self._channel, " ".join(ids[start : start + IDS_A_MESSAGE]))
+            await self._redis.publish(self.channel, " ".join(ids[start : start + IDS_A_MESSAGE]))
 
     async def changes(self) -> AsyncIterator[Collection[str] | None]:
         await self._redis.initialize()  # a cluster client reads its map of slots first
         async with self._redis.pubsub() as pubsub:
-            await pubsub.subscribe(self._channel)
+            await pubsub.subscribe(self.channel)
             # Subscribed: whatever changed before, while no one listened, is unknown.
             yield None
             while True:
