@@ -21,6 +21,7 @@ from raffle.entrypoints.cli_common import (
     settings,
     with_raffle,
 )
+from raffle.entrypoints.cli_profiles import profile
 from raffle.entrypoints.cli_simulate import simulate_command
 from raffle.entrypoints.cli_users import user
 from raffle.service.campaigns import load_campaign
@@ -34,6 +35,7 @@ def main() -> None:
 
 main.add_command(user)
 main.add_command(simulate_command)
+main.add_command(profile)
 
 
 @main.command()

@@ -1,0 +1,64 @@
+"""`raffle profile import`: profiles from a CSV or JSON Lines file, with a progress bar."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from raffle.adapters.profile_file import FORMATS, Format, read_profiles
+from raffle.bootstrap import Raffle
+from raffle.entrypoints.cli_common import fail, print_table, with_raffle
+from raffle.service.profile_import import ImportReport, import_profiles
+
+PARTLY_REFUSED = 1  # the exit status when some rows were refused (2: nothing could run)
+
+
+@click.group()
+def profile() -> None:
+    """Players' profiles."""
+
+
+@profile.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "kind",
+    type=click.Choice(["csv", "jsonl"]),
+    help="The file's format.  [default: by its extension: .csv, .jsonl or .ndjson]",
+)
+def import_command(file: Path, kind: Format | None) -> None:
+    """Import profiles from FILE: each row sets the fields the file names; importing it again
+    changes nothing. Bad rows are listed by line and skipped whole (exit status 1)."""
+    kind = kind or FORMATS.get(file.suffix.lower())
+    if kind is None:
+        fail(f"cannot tell the format of {file.name}: pass --format csv or --format jsonl")
+    chosen: Format = kind
+
+    async def use(raffle: Raffle) -> None:
+        rows = read_profiles(file.read_bytes(), chosen)  # a file refused whole: one line
+        columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn())  # fmt: skip
+        with Progress(*columns, console=Console(stderr=True)) as bar:
+            task = bar.add_task("import", total=len(rows))
+            report = await import_profiles(
+                rows, raffle.profile_care(), lambda done: bar.update(task, completed=done)
+            )
+        _print(file, report)
+        if report.problems:
+            sys.exit(PARTLY_REFUSED)
+
+    with_raffle(use)
+
+
+def _print(file: Path, report: ImportReport) -> None:
+    click.echo(
+        f"{file.name}: {report.rows} rows: {report.created} created, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {report.refused} refused"
+    )
+    if report.problems:
+        rows = [(p.line, p.code, p.field, p.message) for p in report.problems]
+        print_table(("line", "code", "field", "problem"), rows)
