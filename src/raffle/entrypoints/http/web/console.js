@@ -1,11 +1,12 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
-// review, watch one live, switch draws, rules and limits at runtime, import and export
-// campaign files.
+// review, watch one live, switch draws, rules and limits at runtime, search, edit, lock and
+// import players' profiles, import and export campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
 import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
+import { ProfilesView } from "/web/console-profiles.js";
 import { SwitchesView } from "/web/console-switches.js";
 
 const app = document.getElementById("app");
@@ -77,8 +78,9 @@ async function showConsole(me) {
   const editor = new Editor(() => live.setActivities(editor.activities()));
   const files = new FilePanel(() => editor.reload());
   const switches = new SwitchesView();
-  const views = { campaign: editor.node, live: live.node, switches: switches.node, file: files.node };
-  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", file: "Import / export" };
+  const profiles = new ProfilesView();
+  const views = { campaign: editor.node, live: live.node, switches: switches.node, profiles: profiles.node, file: files.node };
+  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", profiles: "Profiles", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -88,6 +90,7 @@ async function showConsole(me) {
     if (key === "live") live.start();
     else live.stop();
     if (key === "switches") switches.refresh();
+    if (key === "profiles") profiles.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();
