@@ -37,9 +37,10 @@ def import_command(file: Path, kind: Format | None) -> None:
     if kind is None:
         fail(f"cannot tell the format of {file.name}: pass --format csv or --format jsonl")
     chosen: Format = kind
+    data = file.read_bytes()
 
     async def use(raffle: Raffle) -> None:
-        rows = read_profiles(file.read_bytes(), chosen)  # a file refused whole: one line
+        rows = read_profiles(data, chosen)  # a file refused whole: one line, as any error
         columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
                    TimeRemainingColumn())  # fmt: skip
         with Progress(*columns, console=Console(stderr=True)) as bar:
