@@ -57,8 +57,8 @@ export async function api(path, { method = "GET", json, text, type = "applicatio
     throw new Problem(0, { code: "network" });
   }
   if (answer.status === 204) return null;
-  const type = answer.headers.get("content-type") ?? "";
-  const data = type.includes("json") ? await answer.json() : await answer.text();
+  const answered = answer.headers.get("content-type") ?? "";
+  const data = answered.includes("json") ? await answer.json() : await answer.text();
   if (!answer.ok) {
     const problem = new Problem(answer.status, typeof data === "object" ? data : {});
     if (problem.code === "not_authenticated") session.token = null;
