@@ -244,3 +244,41 @@ async def test_a_thousand_rows_import_in_chunks_with_progress(engine: AsyncEngin
                         attributes={"n": 999})  # fmt: skip
     again = await import_profiles(read_profiles("\n".join(lines), "csv"), care(engine))
     assert (again.created, again.updated, again.unchanged) == (0, 0, 999)
+
+
+async def test_writing_many_at_once_refuses_only_the_rows_whose_phone_is_taken(
+    engine: AsyncEngine,
+) -> None:
+    await _put(engine, ALICE, Profile("bob", level=1))
+    batch = [
+        Profile("bob", level=2),  # stored: updated
+        Profile("carol", phone=ALICE.phone),  # alice's number: refused
+        Profile("dave", phone="+8613900139000"),  # new
+    ]
+    async with SqlUnitOfWork(engine) as uow:
+        refused = await uow.profiles.put_all(batch, AT)
+        await uow.commit()
+    assert set(refused) == {"carol"}
+    assert isinstance(refused["carol"], PhoneTaken)
+    async with SqlUnitOfWork(engine) as uow:
+        assert await uow.profiles.many(["bob", "carol", "dave"]) == {
+            "bob": batch[0],
+            "dave": batch[2],
+        }
+
+
+async def test_concurrent_imports_claiming_the_same_numbers_give_each_to_one_user(
+    engine: AsyncEngine,
+) -> None:
+    files = [
+        "user_id,phone\n" + "".join(f"{who}{n:03d},1380000{n:04d}\n" for n in range(100))
+        for who in ("a", "b", "c", "d")
+    ]
+    reports = await asyncio.gather(
+        *(import_profiles(read_profiles(text, "csv"), care(engine)) for text in files)
+    )
+    assert sum(r.created for r in reports) == 100  # a number a user, whoever came first
+    assert sum(r.refused for r in reports) == 300
+    assert {p.code for r in reports for p in r.problems} == {"phone_taken"}
+    async with engine.connect() as connection:
+        assert await connection.scalar(select(func.count()).select_from(profile_table)) == 100

@@ -40,6 +40,15 @@ class FakeProfileRepository:
             raise PhoneTaken(f"phone {profile.phone} is {owner}'s")
         self.rows[profile.user_id] = StoredProfile(profile, at)
 
+    async def put_all(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:
+        refused = {}
+        for profile in profiles:
+            try:
+                await self.put(profile, at)
+            except PhoneTaken as error:
+                refused[profile.user_id] = error
+        return refused
+
     async def page(self, after: str | None, limit: int) -> Sequence[Profile]:
         return [s.profile for s in await self.search(ProfileQuery(), after, limit)]
 

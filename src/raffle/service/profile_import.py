@@ -107,17 +107,16 @@ def _checked(row: ProfileRow, care: ProfileCare, seen: set[str]) -> _Good | RowP
     return _Good(row.line, who, changes)
 
 
-async def _apply(good: list[_Good], care: ProfileCare) -> _Chunk:
-    for attempt in range(ATTEMPTS):
-        try:
-            async with care.uow() as uow:
-                done = await _write(good, uow, care.clock.now())
-                await uow.commit()
-            return done
-        except Contention:
-            if attempt == ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
+async def _apply(good: list[_Good], care: ProfileCare, attempts: int = ATTEMPTS) -> _Chunk:
+    try:
+        async with care.uow() as uow:
+            done = await _write(good, uow, care.clock.now())
+            await uow.commit()
+    except Contention:
+        if attempts == 1:
+            raise
+        return await _apply(good, care, attempts - 1)  # rolled back whole: run it again
+    return done
 
 
 async def _write(good: list[_Good], uow: UnitOfWork, now: datetime) -> _Chunk:
@@ -126,24 +125,30 @@ async def _write(good: list[_Good], uow: UnitOfWork, now: datetime) -> _Chunk:
     owners = await uow.profiles.phone_owners(
         [p for g in good if (p := g.changes.get("phone")) is not None]
     )
+    writes: dict[str, tuple[int, Profile]] = {}
     for row in good:
         current = stored.get(row.user_id)
         try:
             updated = edited(current or Profile(row.user_id), row.changes, now.date())
-            if updated == current:
-                done.unchanged += 1
-                continue
             if updated.phone is not None and owners.get(updated.phone, row.user_id) != row.user_id:
                 raise PhoneTaken(f"phone {updated.phone} is {owners[updated.phone]}'s")
-            await uow.profiles.put(updated, now)
         except RaffleError as error:
             done.problems.append(_problem(row.line, error))
+            continue
+        if updated == current:
+            done.unchanged += 1
             continue
         if current is not None and current.phone is not None:
             owners.pop(current.phone, None)  # given up, or kept and set again below
         if updated.phone is not None:
             owners[updated.phone] = row.user_id
-        (done.updated if current is not None else done.created).append(row.user_id)
+        writes[row.user_id] = (row.line, updated)
+    refused = await uow.profiles.put_all([p for _, p in writes.values()], now)
+    for who, (line, _) in writes.items():
+        if (clash := refused.get(who)) is not None:
+            done.problems.append(_problem(line, clash))
+        else:
+            (done.updated if who in stored else done.created).append(who)
     return done
 
 

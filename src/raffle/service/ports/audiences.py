@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
+from raffle.domain.profile_fields import PhoneTaken
 from raffle.domain.profiles import Profile
 
 
@@ -44,6 +45,11 @@ class ProfileRepository(Protocol):
     async def put(self, profile: Profile, at: datetime) -> None:
         """Insert the profile, or replace the user's, as changed `at`; PhoneTaken (and
         nothing else of the transaction undone) when another user's profile has its phone."""
+        ...
+
+    async def put_all(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:
+        """`put` for each profile (of distinct users); those refused because another user
+        has their phone, by user id. The others are written."""
         ...
 
     async def search(

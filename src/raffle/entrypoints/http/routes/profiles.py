@@ -3,7 +3,7 @@ replace and import them."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
@@ -156,7 +156,7 @@ async def import_file(
 
 
 async def _body(request: Request) -> bytes:
-    declared: Any = request.headers.get("content-length", "0")
+    declared = request.headers.get("content-length", "0")
     if declared.isdigit() and int(declared) > MAX_IMPORT_BYTES:
         raise InvalidProfileFile(f"more than {MAX_IMPORT_BYTES} bytes: split the file")
     body = await request.body()
