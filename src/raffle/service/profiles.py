@@ -45,11 +45,6 @@ class OperatorView:
     account: User | None
 
 
-async def my_profile(user_id: str, uow: UnitOfWork) -> Profile:
-    async with uow:
-        return await uow.profiles.get(user_id) or Profile(user_id)
-
-
 async def edit_my_profile(
     user_id: str, raw: Mapping[str, Any], allowed: frozenset[str], care: ProfileCare
 ) -> Profile:

@@ -49,7 +49,7 @@ _IMPORT_BODY = {
 @router.get("/api/me/profile", tags=["player"], responses=documented(401))
 async def mine(session: CurrentSession, raffle: RaffleDep) -> ProfileOut:
     """Your profile, the phone number's middle digits hidden, and the fields you may change."""
-    profile = await profiles.my_profile(session.user_id, raffle.uow())
+    profile = await raffle.profiles.of(session.user_id)  # as the draw reads it
     return ProfileOut.of(profile, raffle.phones, raffle.switches.current.player_fields)
 
 
