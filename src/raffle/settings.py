@@ -131,6 +131,13 @@ class Settings(BaseSettings):
             raise ValueError("must be at least 1")
         return value
 
+    @field_validator("profile_ttl_seconds")
+    @classmethod
+    def _no_negative_time(cls, value: float) -> float:
+        if value < 0:
+            raise ValueError("must not be negative (0: read every time)")
+        return value
+
     @field_validator("pool_overflow")
     @classmethod
     def _not_negative(cls, value: int) -> int:

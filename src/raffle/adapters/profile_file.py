@@ -1,7 +1,7 @@
-"""Profile files: CSV (a header row, then a profile a row) and JSON Lines (an object a line).
+"""Profile files (docs/profiles.md): CSV, a header row then a profile a row; JSON Lines.
 
-Documented in docs/profiles.md. A file whose shape is wrong (no user_id column, a column
-that is no field) is refused whole; a row that is wrong is reported with its line.
+A file whose shape is wrong (no user_id column, a column that is no field) is refused whole;
+a row that is wrong is reported with its line.
 """
 
 from __future__ import annotations

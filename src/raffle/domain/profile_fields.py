@@ -138,8 +138,8 @@ def attributes_json(profile: Profile) -> dict[str, str | int | float | bool]:
 
 def mask(country_code: int, national: str) -> str:
     """A phone number as shown outside the operator API: the country code, then the national
-    number with its middle hidden ("+86 138****8000"): at least four digits, and all but
-    the first three and last four."""
+    number with its middle hidden ("+86 138****8000"): at least four digits, and at most its
+    first three and last four shown."""
     hidden = min(len(national), max(4, len(national) - 7))
     shown = len(national) - hidden
     head = min(3, shown // 2)
