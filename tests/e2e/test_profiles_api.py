@@ -180,3 +180,37 @@ async def test_an_import_of_the_wrong_kind_or_shape_is_refused_whole(api: Api) -
     await _problem(refused, 403, "forbidden")
     found = await api.client.get("/api/admin/profiles", headers=root)
     assert found.json()["items"] == []
+
+
+async def test_what_is_exported_imports_back_changing_nothing(api: Api) -> None:
+    root = await api.login("root", admin=True)
+    text = (
+        "user_id,phone,level,gender,birth_date,region,attr.vip,attr.zip,attr.joined\n"
+        'alice,138 0013 8000,3,f,1990-05-17,"浙江, 杭州",true,012345,2024-05-01\n'
+        "bob,,1,,,,,,\n"
+    )
+    headers = {**root, "content-type": CSV}
+    loaded = await api.client.post("/api/admin/profiles/import", content=text, headers=headers)
+    assert loaded.json()["created"] == 2
+    await api.client.put(
+        "/api/admin/profiles/carol", json={"attributes": {"note": "12", "n": 1.5}}, headers=root
+    )
+    for kind, media in (("csv", CSV), ("jsonl", "application/x-ndjson")):
+        exported = await api.client.get(f"/api/admin/profile-export?format={kind}", headers=root)
+        assert exported.status_code == 200
+        assert exported.headers["content-type"].startswith(media.split(";")[0])
+        again = await api.client.post(
+            "/api/admin/profiles/import",
+            content=exported.content,
+            headers={**root, "content-type": media},
+        )
+        report = again.json()
+        assert (report["rows"], report["unchanged"], report["problems"]) == (3, 3, []), report
+    csv_lines = (await api.client.get("/api/admin/profile-export", headers=root)).text.splitlines()
+    assert csv_lines[0] == (
+        "user_id,phone,level,gender,birth_date,region,channel,sn,"
+        "attr.joined,attr.n,attr.note,attr.vip,attr.zip"
+    )
+    assert csv_lines[3] == 'carol,,0,,,,,,,1.5,"""12""",,'
+    refused = await api.client.get("/api/admin/profile-export?format=xml", headers=root)
+    await _problem(refused, 422, "invalid_input")

@@ -114,7 +114,7 @@ def test_a_profile_keeps_at_most_its_attributes_and_a_birth_date_in_the_past() -
         ("-1.25", -1.25),
         ("012345", "012345"),  # not JSON: a postcode stays text
         ("hello", "hello"),
-        ('"quoted"', '"quoted"'),  # only numbers and booleans are read as JSON
+        ('"12"', "12"),  # a JSON string: text, whatever it holds
         ("2024-05-01", date(2024, 5, 1)),
     ],
 )

@@ -8,11 +8,15 @@ from datetime import date
 import pytest
 
 from raffle.adapters.profile_file import (
+    Format,
     InvalidProfileFile,
     UnsupportedFormat,
     format_of,
     read_profiles,
+    write_profiles,
 )
+from raffle.domain.profile_fields import changes_of, edited
+from raffle.domain.profiles import Gender, Profile
 from raffle.service.profile_import import ProfileRow, RowProblem
 
 
@@ -111,3 +115,49 @@ def test_the_format_is_read_from_the_content_type() -> None:
     with pytest.raises(UnsupportedFormat) as refused:
         format_of("application/json")
     assert refused.value.code == "unsupported_media_type"
+
+
+TRICKY = [
+    Profile(
+        "alice",
+        phone="+8613800138000",
+        level=3,
+        gender=Gender.FEMALE,
+        birth_date=date(1990, 5, 17),
+        region="浙江, 杭州",  # a comma: quoted
+        channel='say "hi"',
+        sn="SN-1",
+        attributes={
+            "vip": True,
+            "n": 12,
+            "ratio": 0.1,
+            "joined": date(2024, 5, 1),
+            "zip": "012345",
+            "looks_numeric": "12",
+            "looks_true": "true",
+            "quoted": '"x"',
+            "spaced": " a ",
+            "empty": "",
+            "lines": "two\nlines",
+        },
+    ),
+    Profile("bob"),
+    Profile("carol", attributes={"n": -5, "big": 2**63 - 1}),
+]
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_what_is_written_reads_back_as_the_same_profiles(kind: Format) -> None:
+    written = write_profiles(TRICKY, kind)
+    rows = read_profiles(written.encode(), kind)
+    assert all(isinstance(r, ProfileRow) for r in rows)
+    back = [
+        edited(Profile(str(r.fields["user_id"])), changes_of(_without_id(r)), date(2026, 11, 24))
+        for r in rows
+        if isinstance(r, ProfileRow)
+    ]
+    assert back == TRICKY
+
+
+def _without_id(row: ProfileRow) -> dict[str, object]:
+    return {k: v for k, v in row.fields.items() if k != "user_id"}

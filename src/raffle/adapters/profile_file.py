@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from raffle.domain.errors import RaffleError
 from raffle.domain.profile_fields import (
@@ -17,7 +18,10 @@ from raffle.domain.profile_fields import (
     FIELDS,
     InvalidProfile,
     attribute_from_text,
+    attribute_text,
+    attributes_json,
 )
+from raffle.domain.profiles import Profile
 from raffle.service.profile_import import ProfileRow, RowProblem
 
 Format = Literal["csv", "jsonl"]
@@ -68,6 +72,39 @@ def read_profiles(data: bytes | str, format: Format) -> Rows:
     if len(rows) > MAX_ROWS:
         raise InvalidProfileFile(f"more than {MAX_ROWS} rows: split the file")
     return rows
+
+
+def write_profiles(profiles: Sequence[Profile], format: Format) -> str:
+    """The profiles as a file read_profiles reads back as the same profiles: every field
+    written (unknown ones empty), and in CSV an `attr.<name>` column for every attribute
+    any profile has."""
+    if format == "jsonl":
+        return "".join(json.dumps(_fields(p), ensure_ascii=False) + "\n" for p in profiles)
+    names = sorted({name for p in profiles for name in p.attributes})
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*_COLUMNS, *(ATTRIBUTE_COLUMN + n for n in names)])
+    for profile in profiles:
+        fields = _fields(profile)
+        attributes = [
+            "" if (v := profile.attributes.get(n)) is None else attribute_text(v) for n in names
+        ]
+        writer.writerow(["" if fields[c] is None else fields[c] for c in _COLUMNS] + attributes)
+    return out.getvalue()
+
+
+def _fields(profile: Profile) -> dict[str, Any]:
+    return {
+        "user_id": profile.user_id,
+        "phone": profile.phone,
+        "level": profile.level,
+        "gender": None if profile.gender is None else profile.gender.value,
+        "birth_date": None if profile.birth_date is None else profile.birth_date.isoformat(),
+        "region": profile.region,
+        "channel": profile.channel,
+        "sn": profile.sn,
+        "attributes": attributes_json(profile),
+    }
 
 
 def _csv(text: str) -> Rows:

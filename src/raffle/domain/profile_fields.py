@@ -119,13 +119,29 @@ def attribute(value: object, where: str = "attributes") -> Attribute:
 
 
 def attribute_from_text(text: str, where: str) -> Attribute:
-    """An attribute from a file's cell: a JSON number or true/false where the cell is one,
-    else the text itself (so "012345" stays text)."""
+    """An attribute from a file's cell: a JSON number, true/false or quoted string where the
+    cell is one, else the text itself (so "012345" stays text, and '"12"' is the text 12)."""
     try:
         value = json.loads(text)
     except ValueError:
         return attribute(text, where)
-    return attribute(value if isinstance(value, bool | int | float) else text, where)
+    return attribute(value if isinstance(value, bool | int | float | str) else text, where)
+
+
+def attribute_text(value: Attribute) -> str:
+    """A file's cell for the attribute, read back by attribute_from_text as the same value:
+    text that would read as something else is written as a JSON string."""
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if not value or value != value.strip():  # a cell is read stripped, an empty one as none
+        return json.dumps(value, ensure_ascii=False)
+    try:
+        json.loads(value)
+    except ValueError:
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def attribute_json(value: Attribute) -> str | int | float | bool:

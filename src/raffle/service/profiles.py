@@ -88,6 +88,17 @@ async def search(
     return [OperatorView(s.profile, s.updated_at, a) for s, a in zip(found, accounts, strict=True)]
 
 
+async def every_profile(uow: Callable[[], UnitOfWork], page: int = 1000) -> list[Profile]:
+    """Every stored profile, by user id, read a page a transaction."""
+    found: list[Profile] = []
+    while True:
+        async with uow() as reader:
+            batch = await reader.profiles.page(found[-1].user_id if found else None, page)
+        found += batch
+        if len(batch) < page:
+            return found
+
+
 async def _change(
     user_id: str, raw: Mapping[str, Any], care: ProfileCare, *, merge: bool
 ) -> Profile:

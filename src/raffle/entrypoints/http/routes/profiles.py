@@ -8,7 +8,14 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
-from raffle.adapters.profile_file import MEDIA_TYPES, InvalidProfileFile, format_of, read_profiles
+from raffle.adapters.profile_file import (
+    MEDIA_TYPES,
+    Format,
+    InvalidProfileFile,
+    format_of,
+    read_profiles,
+    write_profiles,
+)
 from raffle.domain.profile_fields import MAX_LEVEL, MAX_PHONE_INPUT, MAX_TEXT
 from raffle.entrypoints.http.bounds import Cursor, Limit
 from raffle.entrypoints.http.deps import AdminSession, CurrentSession, IdempotencyKey, RaffleDep
@@ -98,6 +105,33 @@ async def search(
     found = await profiles.search(query, after, limit, uow=raffle.uow(), phones=raffle.phones)
     items = [OperatorProfileOut.of(view) for view in found]
     return ProfilePageOut(items=items, next=items[-1].user_id if len(items) == limit else None)
+
+
+@router.get(
+    "/api/admin/profile-export",
+    tags=["operator"],
+    response_class=Response,
+    responses={
+        **documented(401, 403, 422),
+        200: {
+            "content": {
+                "text/csv": {"example": CSV_EXAMPLE},
+                "application/x-ndjson": {"example": JSON_LINES_EXAMPLE},
+            }
+        },
+    },
+)
+async def export(session: AdminSession, raffle: RaffleDep, format: Format = "csv") -> Response:
+    """Every profile, as a file the import reads back as the same profiles (importing it
+    changes nothing): CSV with an `attr.<name>` column for every attribute, or JSON Lines."""
+    found = await profiles.every_profile(raffle.uow)
+    media = "text/csv" if format == "csv" else "application/x-ndjson"
+    disposition = f'attachment; filename="profiles.{format}"'
+    return Response(
+        write_profiles(found, format),
+        media_type=f"{media}; charset=utf-8",
+        headers={"Content-Disposition": disposition},
+    )
 
 
 @router.get("/api/admin/profiles/{user_id}", tags=["operator"], responses=documented(401, 403, 404))
