@@ -16,6 +16,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.audience_placeholders import NoAudience
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
@@ -63,6 +64,7 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.audiences import Audience
 from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.profile_cache import CachedProfiles
 from raffle.service.profiles import ProfileCare
@@ -104,6 +106,8 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
+    # A placeholder until the tags' adapter is wired (issue 13).
+    audience: Audience = field(default_factory=NoAudience)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

@@ -31,7 +31,7 @@ from raffle.domain.errors import InvalidConfig
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 from raffle.service.ports import UnitOfWork
 
-TABLES = {"award", "strategy", "strategy_prize", "strategy_rule", "campaign_load"}
+TABLES = {"award", "strategy", "strategy_prize", "strategy_rule", "campaign_load", "route_tree"}
 BIG_ID = 2**40  # beyond a 32-bit INTEGER: ids are BIGINT everywhere
 
 FULL = Strategy(

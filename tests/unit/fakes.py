@@ -22,6 +22,7 @@ from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, 
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
+from raffle.domain.route_trees import RouteTree, TreeVersion
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import User, UserStatus
 from raffle.service.drawing import DrawsAlone
@@ -84,6 +85,31 @@ class ConfigStore:
     # pool -> code -> (order_id, user_id) once handed out
     codes: dict[str, dict[str, tuple[str, str] | None]] = field(default_factory=dict)
     loads: int = 0  # campaign loads committed
+    # name -> every version saved, in order (None: a deletion)
+    route_trees: dict[str, list[TreeVersion | None]] = field(default_factory=dict)
+
+
+class FakeRouteTrees:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def get(self, name: str) -> TreeVersion | None:
+        return (self.s.route_trees.get(name) or [None])[-1]
+
+    async def all(self) -> list[TreeVersion]:
+        return [v[-1] for _, v in sorted(self.s.route_trees.items()) if v[-1] is not None]
+
+    async def last_version(self, name: str) -> int:
+        return len(self.s.route_trees.get(name, []))
+
+    async def add(
+        self, name: str, version: int, tree: RouteTree | None, saved_by: str, saved_at: datetime
+    ) -> bool:
+        versions = self.s.route_trees.setdefault(name, [])
+        if version != len(versions) + 1:
+            return False
+        versions.append(None if tree is None else TreeVersion(tree, version, saved_by, saved_at))
+        return True
 
 
 class FakeCampaignLoads:
@@ -303,6 +329,7 @@ class FakeUnitOfWork(_Transaction):
         self.rebate_rules = FakeRebateRules(self.store)
         self.code_pools = FakeCodePools(self.store)
         self.campaign_loads = FakeCampaignLoads(self.store)
+        self.route_trees = FakeRouteTrees(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from raffle.bootstrap import bootstrap
-from raffle.entrypoints.http import engagement_schemas, prize_schemas, schemas
+from raffle.entrypoints.http import engagement_schemas, prize_schemas, route_tree_schemas, schemas
 from raffle.entrypoints.http.app import create_app
 from raffle.entrypoints.http.routes import campaigns, delivery
 from raffle.settings import Settings
@@ -123,7 +123,7 @@ def test_every_number_string_and_list_a_request_carries_is_bounded(
 
 
 def test_each_models_example_is_valid() -> None:
-    modules = (schemas, engagement_schemas, prize_schemas, campaigns, delivery)
+    modules = (schemas, engagement_schemas, prize_schemas, route_tree_schemas, campaigns, delivery)
     models = [
         value
         for module in modules

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -21,12 +22,15 @@ from pydantic import (
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
-from raffle.domain.campaign import Campaign
+from raffle.domain.campaign import Campaign, tree_problem
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.fulfilment import CodePool
 from raffle.domain.limits import MAX_COUNT, MAX_ID
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
+from raffle.domain.route_tree_checks import InvalidRouteTree
+from raffle.domain.route_tree_documents import from_document
+from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 
 Location = tuple[str | int, ...]
@@ -153,6 +157,7 @@ class CampaignIn(_Model):
     rebates: list[Any] = []
     # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
     code_pools: dict[Text64, Any] = {}
+    trees: list[Any] = []  # decision trees: their JSON document (route_tree_documents.py)
 
 
 ITEMS: dict[str, type[_Model]] = {
@@ -213,6 +218,7 @@ def _items(data: Any, report: Callable[[Location, str], None]) -> Items:
             return {}
         sections = CampaignIn.model_validate({k: v for k, v in data.items() if k not in bad})
     items: Items = {name: [] for name in (*ITEMS, "code_pools")}
+    items["trees"] = list(enumerate(sections.trees))  # checked as they build (`_tree`)
     for name, model in ITEMS.items():
         for i, raw in enumerate(getattr(sections, name)):
             try:
@@ -257,6 +263,7 @@ def _to_domain(
         skus=each("skus", _sku),
         rebates=each("rebates", _rebate),
         code_pools=tuple(pool for _, pool in items.get("code_pools", [])),
+        trees=each("trees", _tree),
     )
     return campaign, kept
 
@@ -330,6 +337,24 @@ def _strategy(s: StrategyIn) -> Strategy:
         exhaustion=s.exhaustion,
         description=s.description,
     )
+
+
+def _tree(raw: Any) -> RouteTree:
+    try:
+        return from_document(_json(raw))
+    except InvalidRouteTree as error:
+        raise _Invalid([tree_problem(p) for p in error.problems]) from None
+
+
+def _json(value: Any) -> Any:
+    """YAML's values as JSON's: decimals as floats, dates as their ISO text."""
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    if isinstance(value, Decimal):  # YAML's floats (_Loader); JSON has no decimals
+        return float(value)
+    return value.isoformat() if isinstance(value, date) else value
 
 
 class _Loader(yaml.SafeLoader):

@@ -15,6 +15,8 @@ from raffle.domain.awards import Award
 from raffle.domain.campaign import Campaign
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
+from raffle.domain.route_tree_documents import to_document
+from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 
 
@@ -33,6 +35,7 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
         "skus": [_sku(s) for s in campaign.skus],
         "rebates": [_rebate(r) for r in campaign.rebates],
         "code_pools": {p.name: list(p.codes) for p in campaign.code_pools},
+        "trees": [_tree(t) for t in campaign.trees],
     }
     return {section: items for section, items in document.items() if items}
 
@@ -53,6 +56,15 @@ def write_campaign(campaign: Campaign, notes: Sequence[str] = ()) -> str:
         default_flow_style=False,
     )
     return head + body
+
+
+def _tree(tree: RouteTree) -> dict[str, Any]:
+    """The tree's document, a line or a leaf on each line of the file."""
+    document = to_document(tree)
+    for node in document["nodes"]:
+        node["lines"] = [_Flow(line) for line in node["lines"]]
+    document["leaves"] = [_Flow(leaf) for leaf in document["leaves"]]
+    return document
 
 
 def _award(a: Award) -> _Flow:

@@ -14,6 +14,8 @@ from raffle.domain.errors import InvalidConfig, Path
 from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
+from raffle.domain.route_tree_checks import TreeProblem, leaf_problems, structure
+from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Strategy
 
 
@@ -26,6 +28,7 @@ class Campaign:
     skus: tuple[Sku, ...] = ()
     rebates: tuple[RebateRule, ...] = ()
     code_pools: tuple[CodePool, ...] = ()
+    trees: tuple[RouteTree, ...] = ()  # decision trees, by name
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -43,6 +46,22 @@ class Campaign:
         found += self._references()
         found += self._rebate_problems()
         found += self._code_problems()
+        found += self._tree_problems()
+        return found
+
+    def _tree_problems(self) -> list[InvalidConfig]:
+        """Each tree's own problems, and its leaves' activities of the campaign that can never
+        run; one of another activity is checked against the stored ones as it loads."""
+        names = [t.name for t in self.trees]
+        found = [
+            InvalidConfig(f"tree {name!r} is written twice", ("trees", i, "name"))
+            for i, name in enumerate(names)
+            if name in names[:i]
+        ]
+        activities = {a.id: a for a in self.activities}
+        for i, tree in enumerate(self.trees):
+            wrong = [*structure(tree), *leaf_problems(tree, activities, None, known=False)]
+            found += [tree_problem(p, "trees", i) for p in wrong]
         return found
 
     def coupon_pools(self) -> set[str]:
@@ -151,6 +170,11 @@ class Campaign:
                     )
                 )
         return found
+
+
+def tree_problem(problem: TreeProblem, *prefix: str | int) -> InvalidConfig:
+    """A tree's problem as a campaign's, its reason said in the message."""
+    return InvalidConfig(f"{problem.message} ({problem.reason})", (*prefix, *problem.path))
 
 
 def _coupon_pools(awards: Mapping[int, Award]) -> dict[int, str]:

@@ -22,6 +22,7 @@ from raffle.entrypoints.cli_common import (
     with_raffle,
 )
 from raffle.entrypoints.cli_profiles import profile
+from raffle.entrypoints.cli_route import route_command
 from raffle.entrypoints.cli_simulate import simulate_command
 from raffle.entrypoints.cli_users import user
 from raffle.service.campaigns import load_campaign
@@ -36,6 +37,7 @@ def main() -> None:
 main.add_command(user)
 main.add_command(simulate_command)
 main.add_command(profile)
+main.add_command(route_command)
 
 
 @main.command()
@@ -154,7 +156,7 @@ def load(file: Path) -> None:
     campaign = read(file)
 
     async def use(raffle: Raffle) -> None:
-        loaded = await load_campaign(campaign, raffle.uow())
+        loaded = await load_campaign(campaign, raffle.uow(), clock=raffle.clock)
         click.echo(
             f"loaded {loaded.awards} awards, {loaded.strategies} strategies, "
             f"{loaded.activities} activities and {loaded.skus} SKUs"

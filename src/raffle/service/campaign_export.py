@@ -19,8 +19,8 @@ class Exported:
 
 
 async def export_campaign(uow: UnitOfWork) -> Exported:
-    """Every award, strategy, pack, activity, SKU, rebate rule and free code, in id order,
-    read in one transaction so the parts agree."""
+    """Every award, strategy, pack, activity, SKU, rebate rule, free code and decision tree,
+    in id (or name) order, read in one transaction so the parts agree."""
     async with uow:
         awards = await uow.awards.all()
         strategies = [await uow.strategies.get(i) for i in sorted(await uow.strategies.ids())]
@@ -35,6 +35,7 @@ async def export_campaign(uow: UnitOfWork) -> Exported:
                 CodePool(name, tuple(codes))
                 for name, codes in sorted((await uow.code_pools.free_codes()).items())
             ),
+            trees=tuple(t.tree for t in await uow.route_trees.all()),
         )
         handed = {s.name: s.handed for s in await uow.code_pools.stats() if s.handed}
     return Exported(campaign, handed)

@@ -5,10 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from raffle.domain.activity import FROZEN
-from raffle.domain.campaign import Campaign
+from raffle.domain.campaign import Campaign, tree_problem
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
-from raffle.service.ports import UnitOfWork
+from raffle.domain.route_tree_checks import leaf_problems
+from raffle.service.ports import Clock, UnitOfWork
+from raffle.service.route_trees import RouteTreeConflict
+
+CAMPAIGN = "campaign"  # who saved what a campaign load stored
 
 
 class InvalidCampaign(RaffleError):
@@ -37,11 +41,15 @@ class Loaded:
     skus: int = 0
     rebates: int = 0
     codes: int = 0  # codes new to their pools
+    trees: int = 0
 
 
-async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
+async def load_campaign(
+    campaign: Campaign, uow: UnitOfWork, *, clock: Clock | None = None
+) -> Loaded:
     """Store the whole campaign in one transaction, or nothing if any part is invalid or
-    would change the odds of a running activity. Reloading an unchanged file is harmless."""
+    would change the odds of a running activity. Reloading an unchanged file is harmless.
+    Decision trees are saved as a new version of their name (at `clock`'s now) if changed."""
     if problems := campaign.problems():
         raise InvalidCampaign(problems)
     async with uow:
@@ -62,6 +70,7 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
         for rule in campaign.rebates:
             await uow.rebate_rules.save(rule)
         codes = await _fill_pools(campaign, uow)
+        await _save_trees(campaign, uow, clock)
         await uow.commit()
     return Loaded(
         len(campaign.awards),
@@ -70,6 +79,7 @@ async def load_campaign(campaign: Campaign, uow: UnitOfWork) -> Loaded:
         len(campaign.skus),
         rebates=len(campaign.rebates),
         codes=codes,
+        trees=len(campaign.trees),
     )
 
 
@@ -86,6 +96,31 @@ async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:
         if problems := campaign.coupon_shortfalls(sizes, stored, await uow.awards.all()):
             raise InvalidCampaign(problems)
     return added
+
+
+async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) -> None:
+    """Check the trees' leaves against the activities as stored now (the campaign's among
+    them), then save each tree that changed."""
+    if not campaign.trees:
+        return
+    if clock is None:
+        raise ValueError("loading decision trees needs a clock")
+    now = clock.now()
+    activities = {a.id: a for a in await uow.activities.all()}
+    wrong = [
+        tree_problem(p, "trees", i)
+        for i, tree in enumerate(campaign.trees)
+        for p in leaf_problems(tree, activities, now)
+    ]
+    if wrong:
+        raise InvalidCampaign(wrong)
+    for tree in campaign.trees:
+        stored = await uow.route_trees.get(tree.name)
+        if stored is not None and stored.tree == tree:
+            continue
+        version = await uow.route_trees.last_version(tree.name) + 1
+        if not await uow.route_trees.add(tree.name, version, tree, CAMPAIGN, now):
+            raise RouteTreeConflict(f"tree {tree.name!r} was saved meanwhile: load again")
 
 
 async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:

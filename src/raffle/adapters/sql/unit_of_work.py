@@ -17,6 +17,7 @@ from raffle.adapters.sql.repositories.config import (
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
+from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
@@ -26,6 +27,7 @@ from raffle.service.ports import (
     CodePoolRepository,
     PackRepository,
     RebateRuleRepository,
+    RouteTreeRepository,
     SkuRepository,
     StrategyRepository,
     UserRepository,
@@ -48,6 +50,7 @@ class SqlUnitOfWork(TransactionScope):
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
     profiles: ProfileRepository
+    route_trees: RouteTreeRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -60,6 +63,7 @@ class SqlUnitOfWork(TransactionScope):
         self.code_pools = SqlCodePoolRepository(connection)
         self.campaign_loads = SqlCampaignLoads(connection)
         self.profiles = SqlProfileRepository(connection)
+        self.route_trees = SqlRouteTreeRepository(connection)
 
 
 def create_engine(

@@ -26,6 +26,7 @@ from raffle.entrypoints.http.routes import (
     player,
     prizes,
     profiles,
+    route_trees,
     switches,
 )
 
@@ -60,6 +61,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,  # routes/docs.py serves it, offline
         redoc_url=None,  # ReDoc's script would come from a CDN
+        # FastAPI's OpenTelemetry hooks: off, as nothing here exports spans (metrics and
+        # logs are observe.py's); on, each request asks OpenTelemetry whether they are wanted.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
         # the draw first, tried before any other route: it is the hot one (see routes/draw.py)
         routes=[draw.route],
     )
@@ -73,6 +77,8 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)
+    app.include_router(route_trees.router)
+    app.include_router(route_trees.player)
     app.mount("/web", pages.assets(), name="web")
     app.mount(docs.ASSETS, docs.assets(), name="docs-assets")
     return app

@@ -235,3 +235,51 @@ CAMPAIGN_JSON: Example = {
 def examples_of(example: Example) -> ConfigDict:
     """A model's configuration that puts `example` in its JSON schema."""
     return ConfigDict(json_schema_extra={"examples": [example]})
+
+
+ROUTE_TREE_IN: Example = {
+    "description": "新客按年龄与会员分流",
+    "time_zone": "Asia/Shanghai",
+    "root": "by_age",
+    "nodes": [
+        {
+            "id": "by_age",
+            "field": "age",
+            "lines": [
+                {"op": "<", "value": 18, "to": "minors"},
+                {"op": "default", "to": "by_tag"},
+            ],
+        },
+        {
+            "id": "by_tag",
+            "tag": "vip",
+            "lines": [
+                {"op": "==", "value": True, "to": "vip"},
+                {"op": "default", "to": "everyone"},
+            ],
+        },
+    ],
+    "leaves": [
+        {"id": "minors", "activity": 100302},
+        {"id": "vip", "activity": 100303},
+        {"id": "everyone", "activity": 100301},
+    ],
+    "base_version": 2,
+}
+ROUTE_TREE: Example = {
+    "name": "newcomers",
+    **{k: v for k, v in ROUTE_TREE_IN.items() if k != "base_version"},
+    "version": 3,
+    "saved_by": "operator",
+    "saved_at": WHEN,
+}
+ROUTE_TREE_DELETED: Example = {"name": "newcomers", "version": 4}
+ROUTE: Example = {
+    "tree": "newcomers",
+    "activity_id": 100301,
+    "leaf": "everyone",
+    "path": [
+        {"node": "by_age", "known": True, "fact": 30, "line": 1, "op": "default"},
+        {"node": "by_tag", "known": True, "fact": False, "line": 1, "op": "default"},
+    ],
+}

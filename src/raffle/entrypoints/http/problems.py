@@ -28,6 +28,7 @@ from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
+from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.switches import InvalidSwitch
 from raffle.domain.users import (
     AccountLocked,
@@ -42,6 +43,7 @@ from raffle.domain.users import (
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
+from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
 MEDIA_TYPE = "application/problem+json"
 
@@ -91,6 +93,9 @@ STATUS: dict[type[RaffleError], int] = {
     UnsupportedFormat: 415,
     PhoneTaken: 409,
     FieldNotEditable: 403,
+    InvalidRouteTree: 422,
+    UnknownRouteTree: 404,
+    RouteTreeConflict: 409,
 }
 
 
@@ -100,6 +105,7 @@ class ProblemDetail(BaseModel):
     at: str = Field(description="The field (`body.sku`) or file path (`strategies.0.rate`).")
     message: str
     line: int | None = Field(None, description="A campaign file's line, from 1.")
+    reason: str | None = Field(None, description="A stable kind of problem (a tree's checks).")
 
 
 class Problem(BaseModel):
@@ -136,6 +142,11 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [{"at": f"body.{error.field}", "message": error.message}]
     if isinstance(error, InvalidProfileFile) and error.line:
         extra["errors"] = [{"line": error.line, "at": "file", "message": error.message}]
+    if isinstance(error, InvalidRouteTree):
+        extra["errors"] = [
+            {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}
+            for p in error.problems
+        ]
     if isinstance(error, InvalidCampaign):
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems

@@ -26,6 +26,7 @@ from raffle.service.ports.draws import (
 )
 from raffle.service.ports.hints import ChanceHints, Holder, Look
 from raffle.service.ports.metrics import UNMEASURED, Metrics
+from raffle.service.ports.route_trees import RouteTreeRepository
 from raffle.service.ports.runtime import (
     Broker,
     Handler,
@@ -88,6 +89,7 @@ __all__ = [
     "RateLimiter",
     "RebateOrderRepository",
     "RebateRuleRepository",
+    "RouteTreeRepository",
     "SessionStore",
     "ShardUnitOfWork",
     "Shards",

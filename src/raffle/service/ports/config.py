@@ -15,6 +15,7 @@ from raffle.domain.strategy import Strategy
 from raffle.domain.users import User, UserStatus
 from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.base import Transaction
+from raffle.service.ports.route_trees import RouteTreeRepository
 
 
 class AwardRepository(Protocol):
@@ -158,3 +159,4 @@ class UnitOfWork(Transaction, Protocol):
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
     profiles: ProfileRepository
+    route_trees: RouteTreeRepository

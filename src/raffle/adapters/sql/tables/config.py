@@ -18,6 +18,7 @@ from sqlalchemy import (
     Table,
     Text,
 )
+from sqlalchemy.dialects.mysql import VARCHAR
 
 from raffle.adapters.sql.tables.types import UtcDateTime
 
@@ -243,4 +244,23 @@ switch_change = Table(
     Column("new_value", String(16), nullable=False),
     Column("actor", String(32), nullable=False),
     Column("changed_at", UtcDateTime, nullable=False),
+)
+
+# Decision trees (domain/route_trees.py), every saved version kept: the newest row of a name
+# is the tree, a NULL document a deletion. The key makes two saves of one version impossible.
+route_tree = Table(
+    "route_tree",
+    metadata,
+    # Names compare as written on every database: MariaDB's default collation would make
+    # "VIP" and "vip" one tree.
+    Column(
+        "name",
+        String(64).with_variant(VARCHAR(64, collation="utf8mb4_bin"), "mysql", "mariadb"),
+        primary_key=True,
+    ),
+    Column("version", BigInteger, primary_key=True, autoincrement=False),
+    Column("document", Text, nullable=True),  # the tree as JSON (route_tree_documents.py)
+    Column("saved_by", String(32), nullable=False),
+    Column("saved_at", UtcDateTime, nullable=False),
+    mysql_charset="utf8mb4",
 )

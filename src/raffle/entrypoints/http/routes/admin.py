@@ -42,7 +42,9 @@ async def import_campaign(
     """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
 
     async def run() -> LoadedOut:
-        loaded = await load_campaign(parse_campaign(text, "request body"), raffle.uow())
+        loaded = await load_campaign(
+            parse_campaign(text, "request body"), raffle.uow(), clock=raffle.clock
+        )
         raffle.catalogue.forget()
         return LoadedOut(
             awards=loaded.awards,

@@ -1,6 +1,6 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
 // review, watch one live, switch draws, rules and limits at runtime, search, edit, lock and
-// import players' profiles, import and export campaign files.
+// import players' profiles, edit decision trees, import and export campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
 import { Editor } from "/web/console-editor.js";
@@ -8,6 +8,7 @@ import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
 import { ProfilesView } from "/web/console-profiles.js";
 import { SwitchesView } from "/web/console-switches.js";
+import { TreesView } from "/web/console-trees.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
@@ -79,8 +80,9 @@ async function showConsole(me) {
   const files = new FilePanel(() => editor.reload());
   const switches = new SwitchesView();
   const profiles = new ProfilesView();
-  const views = { campaign: editor.node, live: live.node, switches: switches.node, profiles: profiles.node, file: files.node };
-  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", profiles: "Profiles", file: "Import / export" };
+  const trees = new TreesView();
+  const views = { campaign: editor.node, live: live.node, switches: switches.node, profiles: profiles.node, trees: trees.node, file: files.node };
+  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", profiles: "Profiles", trees: "Trees", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -91,6 +93,7 @@ async function showConsole(me) {
     else live.stop();
     if (key === "switches") switches.refresh();
     if (key === "profiles") profiles.refresh();
+    if (key === "trees") trees.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();

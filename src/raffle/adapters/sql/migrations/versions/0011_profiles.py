@@ -1,7 +1,8 @@
 """Players' profiles (`tables.profiles.profile`).
 
 Revision ID: 0011
-Revises: 0010
+Revises: 0014 (after main's decision trees; numbered as the brief gave it, for the lead to
+re-chain)
 Create Date: 2026-11-24
 """
 
@@ -15,7 +16,7 @@ from raffle.adapters.sql.tables import revisions as new_tables
 from raffle.adapters.sql.tables.profiles import profile
 
 revision: str = "0011"
-down_revision: str | Sequence[str] | None = "0010"
+down_revision: str | Sequence[str] | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
