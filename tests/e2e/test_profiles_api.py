@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.e2e.conftest import Api
+from tests.e2e.conftest import ACTIVITY, Api
+from tests.e2e.test_route_trees_api import _put, _second_activity, _tree
 
 CSV = "text/csv; charset=utf-8"
 
@@ -214,3 +215,20 @@ async def test_what_is_exported_imports_back_changing_nothing(api: Api) -> None:
     assert csv_lines[3] == 'carol,,0,,,,,,,1.5,"""12""",,'
     refused = await api.client.get("/api/admin/profile-export?format=xml", headers=root)
     await _problem(refused, 422, "invalid_input")
+
+
+async def test_a_decision_tree_routes_by_the_stored_profile_and_its_changes(api: Api) -> None:
+    await _second_activity(api)
+    root = await api.login("root", admin=True)
+    assert (await _put(api, root, "newcomers", _tree())).status_code == 200
+    ann = await api.login("ann")
+    profile = {"gender": "f", "birth_date": "1990-06-15"}
+    await api.client.put("/api/admin/profiles/ann", json=profile, headers=root)
+    first = (await api.client.get("/api/me/route/newcomers", headers=ann)).json()
+    assert (first["leaf"], first["path"][-1]["fact"]) == ("women", "f")
+    changed = await api.client.put(
+        "/api/admin/profiles/ann", json={**profile, "gender": "m"}, headers=root
+    )
+    assert changed.status_code == 200
+    second = (await api.client.get("/api/me/route/newcomers", headers=ann)).json()
+    assert (second["leaf"], second["activity_id"]) == ("everyone", ACTIVITY)
