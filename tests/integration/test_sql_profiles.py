@@ -23,7 +23,7 @@ from raffle.service.ports import UnitOfWork
 from raffle.service.ports.audiences import ProfileQuery
 from raffle.service.profile_cache import CachedProfiles
 from raffle.service.profile_import import import_profiles
-from raffle.service.profiles import ProfileCare, put_profile
+from raffle.service.profiles import ProfileCare, edit_my_profile, put_profile
 from tests.unit.fakes import FakeClock
 
 AT = datetime(2026, 11, 24, 12, 0, 0, 123456, tzinfo=UTC)
@@ -118,7 +118,7 @@ async def test_a_phone_is_one_users_and_a_clash_leaves_the_transaction_usable(
 
 async def test_concurrent_claims_of_one_number_leave_it_with_one_user(engine: AsyncEngine) -> None:
     care_ = care(engine)
-    users = [f"user{n:03d}" for n in range(20)]
+    users = [f"user{n:03d}" for n in range(200)]  # hundreds in flight
     results = await asyncio.gather(
         *(put_profile(u, {"phone": "13800138000"}, care_) for u in users),
         return_exceptions=True,
@@ -282,3 +282,25 @@ async def test_concurrent_imports_claiming_the_same_numbers_give_each_to_one_use
     assert {p.code for r in reports for p in r.problems} == {"phone_taken"}
     async with engine.connect() as connection:
         assert await connection.scalar(select(func.count()).select_from(profile_table)) == 100
+
+
+async def test_changes_made_at_once_to_one_profile_are_none_of_them_lost(
+    engine: AsyncEngine,
+) -> None:
+    """Each change reads the profile and writes it back merged: the row's lock (and, for a
+    profile not stored yet, running again after the first insert) keeps every change."""
+    await _put(engine, Profile("stored", level=1))
+    care_ = care(engine)
+    keys = [f"k{n:02d}" for n in range(30)]  # a profile holds at most 32 attributes
+    await asyncio.gather(
+        *(
+            edit_my_profile(who, {"attributes": {key: n}}, frozenset({"attributes"}), care_)
+            for who in ("stored", "new")
+            for n, key in enumerate(keys)
+        )
+    )
+    async with SqlUnitOfWork(engine) as uow:
+        found = await uow.profiles.many(["stored", "new"])
+    for who in ("stored", "new"):
+        assert found[who].attributes == {key: n for n, key in enumerate(keys)}, who
+    assert found["stored"].level == 1

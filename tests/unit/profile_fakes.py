@@ -29,6 +29,9 @@ class FakeProfileRepository:
     async def many(self, user_ids: Collection[str]) -> dict[str, Profile]:
         return {u: self.rows[u].profile for u in user_ids if u in self.rows}
 
+    async def for_change(self, user_ids: Collection[str]) -> dict[str, Profile]:
+        return await self.many(user_ids)
+
     async def phone_owners(self, phones: Collection[str]) -> dict[str, str]:
         return {s.profile.phone: u for u, s in self.rows.items() if s.profile.phone in phones}
 

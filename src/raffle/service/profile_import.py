@@ -121,7 +121,7 @@ async def _apply(good: list[_Good], care: ProfileCare, attempts: int = ATTEMPTS)
 
 async def _write(good: list[_Good], uow: UnitOfWork, now: datetime) -> _Chunk:
     done = _Chunk()
-    stored = await uow.profiles.many([g.user_id for g in good])
+    stored = await uow.profiles.for_change([g.user_id for g in good])
     owners = await uow.profiles.phone_owners(
         [p for g in good if (p := g.changes.get("phone")) is not None]
     )

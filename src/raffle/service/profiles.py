@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from raffle.domain.errors import Contention
 from raffle.domain.profile_fields import (
     FIELDS,
     FieldNotEditable,
@@ -24,6 +25,8 @@ from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.ports.audiences import ProfileQuery
 from raffle.service.ports.profile_care import Phones
 from raffle.service.profile_cache import CachedProfiles
+
+ATTEMPTS = 3  # a change made from a read another transaction outdated runs again
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,17 +108,29 @@ async def _change(
     typed = changes_of(raw if merge else {name: raw.get(name) for name in FIELDS})
     if typed.get("phone") is not None:
         typed["phone"] = care.phones.normalise(typed["phone"])
+    return await _apply(user_id, typed, care, merge=merge)
+
+
+async def _apply(
+    user_id: str, typed: dict[str, Any], care: ProfileCare, *, merge: bool, attempts: int = ATTEMPTS
+) -> Profile:
     now = care.clock.now()
-    async with care.uow() as uow:
-        current = await uow.profiles.get(user_id) or Profile(user_id)
-        updated = edited(current if merge else Profile(user_id), typed, now.date())
-        if updated == current:
-            return current
-        if updated.phone is not None and updated.phone != current.phone:
-            owner = (await uow.profiles.phone_owners([updated.phone])).get(updated.phone)
-            if owner not in (None, user_id):
-                raise PhoneTaken(f"phone {updated.phone} is another user's")
-        await uow.profiles.put(updated, now)
-        await uow.commit()
+    try:
+        async with care.uow() as uow:
+            stored = (await uow.profiles.for_change([user_id])).get(user_id)
+            current = stored or Profile(user_id)
+            updated = edited(current if merge else Profile(user_id), typed, now.date())
+            if updated == current:
+                return current
+            if updated.phone is not None and updated.phone != current.phone:
+                owner = (await uow.profiles.phone_owners([updated.phone])).get(updated.phone)
+                if owner not in (None, user_id):
+                    raise PhoneTaken(f"phone {updated.phone} is another user's")
+            await uow.profiles.put(updated, now)
+            await uow.commit()
+    except Contention:
+        if attempts == 1:
+            raise
+        return await _apply(user_id, typed, care, merge=merge, attempts=attempts - 1)
     await care.cache.changed([user_id])
     return updated

@@ -38,13 +38,20 @@ class ProfileRepository(Protocol):
         """The stored profiles of these users, by user id (those without one: absent)."""
         ...
 
+    async def for_change(self, user_ids: Collection[str]) -> dict[str, Profile]:
+        """`many`, each row locked until the transaction ends: a change made from what it
+        read is not lost to another made at once."""
+        ...
+
     async def phone_owners(self, phones: Collection[str]) -> dict[str, str]:
         """The user whose profile has each of these numbers, by number."""
         ...
 
     async def put(self, profile: Profile, at: datetime) -> None:
         """Insert the profile, or replace the user's, as changed `at`; PhoneTaken (and
-        nothing else of the transaction undone) when another user's profile has its phone."""
+        nothing else of the transaction undone) when another user's profile has its phone;
+        Contention (run the transaction again) when the user's profile was created by
+        another transaction since this one found none."""
         ...
 
     async def put_all(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:

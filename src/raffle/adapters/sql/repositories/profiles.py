@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.tables.profiles import profile as table
+from raffle.domain.errors import Contention
 from raffle.domain.profile_fields import PhoneTaken, attribute, attributes_json
 from raffle.domain.profiles import Gender, Profile
 from raffle.service.ports.audiences import ProfileQuery, StoredProfile
@@ -46,6 +47,19 @@ class SqlProfileRepository:
                 found[row.user_id] = _profile(row)
         return found
 
+    async def for_change(self, user_ids: Collection[str]) -> dict[str, Profile]:
+        ids, found = sorted(set(user_ids)), {}  # locked in one order: no deadlock between two
+        for start in range(0, len(ids), _IN_CHUNK):
+            query = (
+                select(table)
+                .where(table.c.user_id.in_(ids[start : start + _IN_CHUNK]))
+                .order_by(table.c.user_id)
+                .with_for_update()
+            )
+            for row in await self._connection.execute(query):
+                found[row.user_id] = _profile(row)
+        return found
+
     async def phone_owners(self, phones: Collection[str]) -> dict[str, str]:
         numbers, owners = list(dict.fromkeys(phones)), {}
         for start in range(0, len(numbers), _IN_CHUNK):
@@ -61,21 +75,20 @@ class SqlProfileRepository:
         # In a savepoint: a number taken by another transaction fails this statement only,
         # and the rest of the transaction (an import's other rows) goes on.
         row = _row(profile, at)
-        for _ in range(2):
-            savepoint = await self._connection.begin_nested()
-            try:
-                await self._write(row)
-            except IntegrityError:
-                await savepoint.rollback()
-                owner = (await self.phone_owners([profile.phone] if profile.phone else [])).get(
-                    str(profile.phone)
-                )
-                if owner not in (None, profile.user_id):
-                    raise PhoneTaken(f"phone {profile.phone} is {owner}'s") from None
-                continue  # the user's row was inserted meanwhile: update it now
-            await savepoint.commit()
-            return
-        raise PhoneTaken(f"phone {profile.phone} is another user's")
+        savepoint = await self._connection.begin_nested()
+        try:
+            await self._write(row)
+        except IntegrityError:
+            await savepoint.rollback()
+            owner = (await self.phone_owners([profile.phone] if profile.phone else [])).get(
+                str(profile.phone)
+            )
+            if owner not in (None, profile.user_id):
+                raise PhoneTaken(f"phone {profile.phone} is {owner}'s") from None
+            # The user's row was inserted by another transaction since this one read none:
+            # this profile was made from a stale read, so the whole transaction runs again.
+            raise Contention(f"the profile of {profile.user_id} was created meanwhile") from None
+        await savepoint.commit()
 
     async def put_all(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:
         # Two statements for the lot in the common case (no phone clash): a round trip a row
