@@ -76,3 +76,21 @@ def test_json_lines_by_extension_or_flag_and_a_bad_file_in_one_line(
     refused = cli.invoke(main, ["profile", "import", str(bad)])
     assert refused.exit_code == 2
     assert "invalid_profile_file: line 1: unknown column 'mood'" in refused.stderr
+
+
+def test_an_export_imports_back_changing_nothing(cli: CliRunner, tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        json.dumps({"user_id": "alice", "phone": "13800138000", "attributes": {"n": "12"}})
+        + "\n"
+        + json.dumps({"user_id": "bob", "level": 4})
+        + "\n"
+    )
+    assert cli.invoke(main, ["profile", "import", str(source)]).exit_code == 0
+    for name in ("out.csv", "out.jsonl"):
+        exported = cli.invoke(main, ["profile", "export", str(tmp_path / name)])
+        assert exported.exit_code == 0, exported.output
+        assert "2 profiles" in exported.stdout
+        again = cli.invoke(main, ["profile", "import", str(tmp_path / name)])
+        assert "2 rows: 0 created, 0 updated, 2 unchanged, 0 refused" in again.stdout
+    assert '"""12"""' in (tmp_path / "out.csv").read_text()  # text that looks like a number

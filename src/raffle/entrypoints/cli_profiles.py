@@ -1,4 +1,4 @@
-"""`raffle profile import`: profiles from a CSV or JSON Lines file, with a progress bar."""
+"""`raffle profile import` and `export`: profiles in CSV or JSON Lines files."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from raffle.adapters.profile_file import FORMATS, Format, read_profiles
+from raffle.adapters.profile_file import FORMATS, Format, read_profiles, write_profiles
 from raffle.bootstrap import Raffle
 from raffle.entrypoints.cli_common import fail, print_table, with_raffle
 from raffle.service.profile_import import ImportReport, import_profiles
+from raffle.service.profiles import every_profile
 
 PARTLY_REFUSED = 1  # the exit status when some rows were refused (2: nothing could run)
 
@@ -53,6 +54,31 @@ def import_command(file: Path, kind: Format | None) -> None:
             sys.exit(PARTLY_REFUSED)
 
     with_raffle(use)
+
+
+@profile.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@click.option(
+    "--format",
+    "kind",
+    type=click.Choice(["csv", "jsonl"]),
+    help="The file's format.  [default: by its extension: .csv, .jsonl or .ndjson]",
+)
+def export_command(file: Path, kind: Format | None) -> None:
+    """Write every profile to FILE, as `raffle profile import` reads it back unchanged."""
+    kind = kind or FORMATS.get(file.suffix.lower())
+    if kind is None:
+        fail(f"cannot tell the format of {file.name}: pass --format csv or --format jsonl")
+    chosen: Format = kind
+    found: list[str] = []
+
+    async def use(raffle: Raffle) -> None:
+        profiles = await every_profile(raffle.uow)
+        found.append(write_profiles(profiles, chosen))
+        click.echo(f"{len(profiles)} profiles to {file.name}")
+
+    with_raffle(use)
+    file.write_text(found[0], encoding="utf-8")
 
 
 def _print(file: Path, report: ImportReport) -> None:
