@@ -16,15 +16,16 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.audience_placeholders import NoProfiles
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.passwords import PasswordHasher
+from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
+from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
@@ -47,6 +48,7 @@ from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.adapters.switch_news import TAG_NEWS, PolledSwitchNews, RedisSwitchNews
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
+from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
 from raffle.service.audience import TagBoard
@@ -66,8 +68,10 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
-from raffle.service.ports.audiences import Profiles
+from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.ports.tags import ProfilePages
+from raffle.service.profile_cache import CachedProfiles
+from raffle.service.profiles import ProfileCare
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
@@ -97,6 +101,8 @@ class Raffle:
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
     tags: TagBoard  # the Audience: tags as this process holds them (`tags.watch()`)
     profile_pages: ProfilePages  # what a tag's preview scans
+    profiles: CachedProfiles  # the Profiles port: `profiles.watch()` keeps it fresh
+    phones: PhoneBook
     caps: PrizeStock | None = None  # activities' cap counters (winners, participants)
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     cap_ledger: ClaimLedger | None = None  # the activities' cap claims, likewise
@@ -108,11 +114,12 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
-    # Placeholder until the profiles' adapter is wired (issue 13).
-    profiles: Profiles = field(default_factory=NoProfiles)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
+
+    def profile_care(self) -> ProfileCare:
+        return ProfileCare(self.uow, self.phones, self.profiles, self.clock)
 
     def delivery(self) -> DeliveryContext:
         return DeliveryContext(
@@ -172,6 +179,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     switches.listen(partial(_apply_switches, catalogue, shards))
     tag_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=TAG_NEWS)
     tags = TagBoard(SqlTagStore(config), tag_news, RuleEngineLanguage())
+    profiles = _profiles(uow, redis, settings)
     claims: SqlStockClaims | None = None
     cap_claims: SqlStockClaims | None = None
     caps: PrizeStock
@@ -229,8 +237,9 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         hints=hints,
         switches=switches,
         tags=tags,
-        # Every account, as an empty profile: until profiles are stored, what there is.
         profile_pages=SqlUserPages(config),
+        profiles=profiles,
+        phones=PhoneBook(settings.phone_region),
         redis=redis,
         redis_commands=commands,
         closing=closing,
@@ -259,6 +268,22 @@ def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1
         mariadb = MariaDrawBatches(engines, tables, draw_batch_size)
         return SqlShards(engines, tables, draws=BatchedDraws(mariadb))
     return SqlShards(engines, tables)
+
+
+def _profiles(
+    uow: Callable[[], UnitOfWork], redis: RedisClient | None, settings: Settings
+) -> CachedProfiles:
+    """Profiles kept per process: forgotten on news through Redis pub/sub, or (one process,
+    no Redis) after the catalogue's time to live."""
+
+    async def read(user_id: str) -> Profile | None:
+        async with uow() as reader:
+            return await reader.profiles.get(user_id)
+
+    if redis is None:
+        news: ProfileNews = LocalProfileNews()
+        return CachedProfiles(read, news, ttl=settings.catalogue_ttl_seconds)
+    return CachedProfiles(read, RedisProfileNews(redis), ttl=settings.profile_ttl_seconds)
 
 
 def _apply_switches(catalogue: Catalogue, shards: Shards, before: Switches, now: Switches) -> None:

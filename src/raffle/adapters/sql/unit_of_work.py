@@ -16,6 +16,7 @@ from raffle.adapters.sql.repositories.config import (
 )
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
+from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.transaction import TransactionScope
@@ -31,6 +32,7 @@ from raffle.service.ports import (
     StrategyRepository,
     UserRepository,
 )
+from raffle.service.ports.audiences import ProfileRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 
@@ -47,6 +49,7 @@ class SqlUnitOfWork(TransactionScope):
     rebate_rules: RebateRuleRepository
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
+    profiles: ProfileRepository
     route_trees: RouteTreeRepository
 
     def _bind(self, connection: SqlConnection) -> None:
@@ -59,6 +62,7 @@ class SqlUnitOfWork(TransactionScope):
         self.rebate_rules = SqlRebateRuleRepository(connection)
         self.code_pools = SqlCodePoolRepository(connection)
         self.campaign_loads = SqlCampaignLoads(connection)
+        self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
 
 

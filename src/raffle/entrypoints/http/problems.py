@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
+from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
 from raffle.domain.caps import ActivityFull
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
@@ -25,6 +26,7 @@ from raffle.domain.fulfilment import (
     PrizeNotFound,
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
+from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
 from raffle.domain.route_tree_checks import InvalidRouteTree
@@ -89,6 +91,11 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidBehaviour: 422,
     NoRebateRule: 404,
     InsufficientPoints: 409,
+    InvalidProfile: 422,
+    InvalidProfileFile: 422,
+    UnsupportedFormat: 415,
+    PhoneTaken: 409,
+    FieldNotEditable: 403,
     InvalidRouteTree: 422,
     UnknownRouteTree: 404,
     RouteTreeConflict: 409,
@@ -143,6 +150,10 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [{"at": "body.condition", "message": error.message, **where}]
     if isinstance(error, InvalidAddress):
         extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
+    if isinstance(error, InvalidProfile) and error.field:
+        extra["errors"] = [{"at": f"body.{error.field}", "message": error.message}]
+    if isinstance(error, InvalidProfileFile) and error.line:
+        extra["errors"] = [{"line": error.line, "at": "file", "message": error.message}]
     if isinstance(error, InvalidRouteTree):
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}

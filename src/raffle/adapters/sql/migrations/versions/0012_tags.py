@@ -1,7 +1,7 @@
 """Tags, their members and their version row (`tables.tags`).
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-11-24
 """
 
@@ -16,7 +16,7 @@ from raffle.adapters.sql.tables import revisions as new_tables
 from raffle.adapters.sql.tables.tags import tag, tag_member, tag_version
 
 revision: str = "0012"
-down_revision: str | Sequence[str] | None = "0010"
+down_revision: str | Sequence[str] | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
