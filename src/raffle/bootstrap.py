@@ -16,15 +16,16 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.audience_placeholders import NoAudience, NoProfiles
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.passwords import PasswordHasher
+from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
+from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
@@ -38,14 +39,20 @@ from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
+from raffle.adapters.sql.repositories.tags import SqlTagStore
+from raffle.adapters.sql.repositories.user_pages import SqlUserPages
 from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
-from raffle.adapters.sql.stock_claims import SqlStockClaims
+from raffle.adapters.sql.stock_claims import CAPS, SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
-from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.switch_news import TAG_NEWS, PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
+from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
+from raffle.service.audience import TagBoard
+from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.draw_batch import BatchedDraws
@@ -61,7 +68,10 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
-from raffle.service.ports.audiences import Audience, Profiles
+from raffle.service.ports.profile_care import ProfileNews
+from raffle.service.ports.tags import ProfilePages
+from raffle.service.profile_cache import CachedProfiles
+from raffle.service.profiles import ProfileCare
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
@@ -89,7 +99,13 @@ class Raffle:
     broker: Broker
     hints: ChanceHints  # marks for refusing draws of users without a chance, fast
     switches: SwitchBoard  # operators' runtime switches, as this process sees them
+    tags: TagBoard  # the Audience: tags as this process holds them (`tags.watch()`)
+    profile_pages: ProfilePages  # what a tag's preview scans
+    profiles: CachedProfiles  # the Profiles port: `profiles.watch()` keeps it fresh
+    phones: PhoneBook
+    caps: PrizeStock | None = None  # activities' cap counters (winners, participants)
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
+    cap_ledger: ClaimLedger | None = None  # the activities' cap claims, likewise
     ledger: ClaimLedger | None = None  # the claims themselves, for the stock-sync job
     hasher: PasswordHasher = field(default_factory=PasswordHasher)
     rng: RandomSource = field(default_factory=SystemRandomSource)
@@ -98,12 +114,12 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
-    # Placeholders until the profiles' and tags' adapters are wired (issue 13).
-    profiles: Profiles = field(default_factory=NoProfiles)
-    audience: Audience = field(default_factory=NoAudience)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
+
+    def profile_care(self) -> ProfileCare:
+        return ProfileCare(self.uow, self.phones, self.profiles, self.clock)
 
     def delivery(self) -> DeliveryContext:
         return DeliveryContext(
@@ -118,11 +134,12 @@ class Raffle:
 
     async def start(self) -> None:
         """Connect and check the databases answer, so a bad URL fails at start-up; read the
-        switches (`switches.watch()` keeps them fresh)."""
+        switches and the tags (`switches.watch()`, `tags.watch()` keep them fresh)."""
         for engine in self.engines:
             async with engine.connect():
                 pass
         await self.switches.refresh()
+        await self.tags.refresh()
 
     async def close(self) -> None:
         await self.broker.close()
@@ -160,7 +177,12 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         rules_off=lambda strategy_id: switches.current.rules_off.get(strategy_id, frozenset()),
     )
     switches.listen(partial(_apply_switches, catalogue, shards))
+    tag_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=TAG_NEWS)
+    tags = TagBoard(SqlTagStore(config), tag_news, RuleEngineLanguage())
+    profiles = _profiles(uow, redis, settings)
     claims: SqlStockClaims | None = None
+    cap_claims: SqlStockClaims | None = None
+    caps: PrizeStock
 
     async def signed(user_id: str, activity_id: int, month: date) -> frozenset[int]:
         return await signed_days(shards, user_id, activity_id, month)
@@ -173,7 +195,11 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         async def left(strategy_id: int) -> dict[int, int]:
             return await units_left(uow, shards, strategy_id)
 
+        async def room(activity_id: int) -> dict[int, int]:
+            return await room_left(uow, shards, activity_id)
+
         stock = MemoryPrizeStock(left)
+        caps = MemoryPrizeStock(room)
         sessions = SqlSessionStore(config, clock)
         limiter = MemoryRateLimiter(clock)
         hints = MemoryChanceHints()
@@ -185,8 +211,13 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         async def stocks(strategy_id: int) -> dict[int, int]:
             return await configured_stock(lambda: SqlUnitOfWork(stock_engine), strategy_id)
 
+        async def limits(activity_id: int) -> dict[int, int]:
+            return await cap_limits(lambda: SqlUnitOfWork(stock_engine), activity_id)
+
         claims = SqlStockClaims(stock_engine)
         stock = RedisPrizeStock(commands, claims, stocks, clock)
+        cap_claims = SqlStockClaims(stock_engine, CAPS)
+        caps = RedisPrizeStock(commands, cap_claims, limits, clock, name="caps")
         sessions = RedisSessionStore(redis, clock, commands=commands)
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
@@ -205,10 +236,16 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         broker=broker,
         hints=hints,
         switches=switches,
+        tags=tags,
+        profile_pages=SqlUserPages(config),
+        profiles=profiles,
+        phones=PhoneBook(settings.phone_region),
         redis=redis,
         redis_commands=commands,
         closing=closing,
+        caps=caps,
         claims=claims.counts if claims else None,
+        cap_ledger=cap_claims,
         ledger=claims,
         probes=_probes(settings, databases, redis, broker),
         metrics=PrometheusMetrics(),
@@ -231,6 +268,22 @@ def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1
         mariadb = MariaDrawBatches(engines, tables, draw_batch_size)
         return SqlShards(engines, tables, draws=BatchedDraws(mariadb))
     return SqlShards(engines, tables)
+
+
+def _profiles(
+    uow: Callable[[], UnitOfWork], redis: RedisClient | None, settings: Settings
+) -> CachedProfiles:
+    """Profiles kept per process: forgotten on news through Redis pub/sub, or (one process,
+    no Redis) after the catalogue's time to live."""
+
+    async def read(user_id: str) -> Profile | None:
+        async with uow() as reader:
+            return await reader.profiles.get(user_id)
+
+    if redis is None:
+        news: ProfileNews = LocalProfileNews()
+        return CachedProfiles(read, news, ttl=settings.catalogue_ttl_seconds)
+    return CachedProfiles(read, RedisProfileNews(redis), ttl=settings.profile_ttl_seconds)
 
 
 def _apply_switches(catalogue: Catalogue, shards: Shards, before: Switches, now: Switches) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, Self
 from urllib.parse import unquote, urlsplit
 
+import phonenumbers
 from pydantic import ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -69,6 +70,12 @@ class Settings(BaseSettings):
     draw_batch_size: int = 64
     catalogue_ttl_seconds: float = 1.0  # how soon a change by another process is seen
     load_demo: bool = True  # `raffle serve` on an empty database loads examples/ and a demo
+    # The country (ISO 3166 alpha-2) of phone numbers written without their country code.
+    phone_region: str = "CN"
+    # How long a process keeps a profile it read while Redis tells it of changes: only a
+    # change announced while its subscription was down waits this long. Without Redis
+    # (one process) a profile is kept catalogue_ttl_seconds.
+    profile_ttl_seconds: float = 60.0
 
     # RabbitMQ (amqp://…) for delivering wins; without it the outbox is delivered in this
     # process (the single-process embedded default), with it `raffle worker` delivers.
@@ -91,6 +98,13 @@ class Settings(BaseSettings):
     @classmethod
     def _lower_case(cls, value: object) -> object:
         return value.lower() if isinstance(value, str) else value
+
+    @field_validator("phone_region")
+    @classmethod
+    def _known_region(cls, region: str) -> str:
+        if region.upper() not in phonenumbers.SUPPORTED_REGIONS:
+            raise ValueError("must be a country code such as CN or US")
+        return region.upper()
 
     @field_validator("database_url")
     @classmethod
@@ -115,6 +129,13 @@ class Settings(BaseSettings):
     def _positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("profile_ttl_seconds")
+    @classmethod
+    def _no_negative_time(cls, value: float) -> float:
+        if value < 0:
+            raise ValueError("must not be negative (0: read every time)")
         return value
 
     @field_validator("pool_overflow")

@@ -41,6 +41,19 @@ def test_simulate_prints_one_json_object_for_one_strategy(cli: CliRunner) -> Non
     assert abs(prizes[102]["observed_probability"] - 0.2) < 0.01
 
 
+def test_simulate_a_perfect_activity_draws_only_real_prizes(cli: CliRunner) -> None:
+    capped = str(Path(__file__).parents[2] / "examples" / "capped.yaml")
+    args = ["simulate", capped, "--strategy", "1", "--draws", "20000", "--json", "--perfect"]
+    result = cli.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["p_value"] > 1e-6
+    counts = {p["id"]: p["count"] for p in body["prizes"]}
+    assert counts[3] == 40  # the bags' stock, then only points: every draw won
+    assert counts.get(1, 0) == 0
+    assert counts[2] == 20_000 - 40
+
+
 def test_lock_and_tiers_show_in_the_simulation(cli: CliRunner) -> None:
     locked = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "2000", "--json", "--seed", "1"])
     assert locked.exit_code == 0, locked.output

@@ -8,7 +8,8 @@ from typing import Any
 
 import httpx
 
-from raffle.adapters.audience_placeholders import StaticTags
+from raffle.domain.tags import Tag, TagKind
+from raffle.service.tags import add_members, save_tag
 from tests.e2e.conftest import ACTIVITY, Api
 
 PROBLEM = "application/problem+json"
@@ -44,7 +45,9 @@ async def test_a_player_outside_every_policy_is_refused_with_the_reasons_and_kee
         {"policy_id": 1, "reason": "not_in_audience"},
         {"policy_id": 2, "reason": "level_required"},
     ]
-    api.raffle.audience = StaticTags({"vip": {"pete"}})
+    await save_tag(Tag("vip", TagKind.STATIC), api.raffle.tags)
+    await add_members("vip", ["pete"], api.raffle.tags)
+    await api.raffle.tags.refresh()
     drawn = await api.client.post(DRAWS, headers=pete)
     assert drawn.status_code == 201, drawn.text
     assert drawn.json()["draw_count"] == 1  # the refused draw spent no chance

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from raffle.adapters.audience_placeholders import StaticTags
 from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatch
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatch
 from raffle.adapters.sql.repositories.participation import SqlCounterRepository
@@ -32,8 +31,10 @@ from raffle.domain.policies import (
     Policy,
 )
 from raffle.domain.quota import NoChances, QuotaPack
+from raffle.domain.tags import Tag, TagKind
 from raffle.service.activities import published_odds
 from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.tags import add_members, save_tag
 from tests.integration.raffles import ACTIVITY, PRIZE, WELCOME, Build, SettableClock
 from tests.integration.raffles import campaign as one_activity
 from tests.integration.test_draw_concurrency import IN_FLIGHT, assert_batched, batches_of
@@ -61,7 +62,7 @@ async def answers(raffle: Raffle, draws: list[Draw]) -> list[Answer]:
                 return await draw(
                     cmd, catalogue=raffle.catalogue, shards=raffle.shards, stock=raffle.stock,
                     rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
-                    profiles=raffle.profiles, audience=raffle.audience,
+                    profiles=raffle.profiles, audience=raffle.tags,
                 )  # fmt: skip
             except (NotAdmitted, NoChances) as refused:
                 return refused
@@ -124,7 +125,7 @@ async def test_the_activitys_win_a_day_cap_turns_499_of_500_wins_into_the_fallba
 
     found = await answers(raffle, [Draw("lucky", ACTIVITY) for _ in range(500)])
 
-    assert kinds(found) == Counter({"prize": 1, "fallback:cap": 499})
+    assert kinds(found) == Counter({"prize": 1, "fallback:person_cap": 499})
     assert await chances_left(raffle, "lucky") == 500
     assert await raffle.stock.left(10, PRIZE) == 999  # a capped win takes no stock
     odds = await published_odds(ACTIVITY, catalogue=raffle.catalogue, stock=raffle.stock)
@@ -137,7 +138,7 @@ async def test_each_prize_at_most_once_per_person(build: Build) -> None:
 
     found = await answers(raffle, [Draw(f"u{n % 7}", ACTIVITY) for n in range(140)])
 
-    assert kinds(found) == Counter({"prize": 7, "fallback:cap": 133})
+    assert kinds(found) == Counter({"prize": 7, "fallback:person_cap": 133})
 
 
 async def test_three_joins_a_week_start_over_on_monday_in_the_activitys_zone(
@@ -159,7 +160,9 @@ async def test_three_joins_a_week_start_over_on_monday_in_the_activitys_zone(
 
 async def test_the_higher_priority_policy_admits_and_the_order_records_it(build: Build) -> None:
     raffle = await build(campaign(), SettableClock(NOON))
-    raffle.audience = StaticTags({"vip": {"ann"}})
+    await save_tag(Tag("vip", TagKind.STATIC), raffle.tags)
+    await add_members("vip", ["ann"], raffle.tags)
+    await raffle.tags.refresh()
     policies = (Policy(5, priority=20), Policy(6, priority=10, tag="vip"))
     await configure(raffle, Participation(ACTIVITY, policies))
 

@@ -34,7 +34,7 @@ from raffle.service.ports import UnitOfWork
 
 TABLES = {
     "award", "strategy", "strategy_prize", "strategy_rule", "campaign_load", "route_tree",
-    "participation_policy", "activity_cap", "participation_000",
+    "participation_policy", "person_cap", "participation_000",
 }  # fmt: skip
 BIG_ID = 2**40  # beyond a 32-bit INTEGER: ids are BIGINT everywhere
 

@@ -1,9 +1,12 @@
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from raffle.domain.activity import ActivityState, IllegalTransition, UnknownAction
 from raffle.domain.campaign import Campaign
+from raffle.domain.caps import NO_CAPS, Caps
+from raffle.domain.errors import InvalidConfig
 from raffle.service.activities import advance, change_state, published_odds
 from raffle.service.campaigns import FrozenOdds, load_campaign
 from tests.unit.usecase_world import ACTIVITY, PRIZE, STRATEGY, world
@@ -89,3 +92,24 @@ def test_a_draws_day_and_month_are_those_of_the_activitys_zone() -> None:
     ]:
         assert activity.periods(now) == expected
         assert (activity.day(now), activity.month(now)) == expected
+
+
+async def test_the_caps_of_a_running_activity_are_frozen_with_its_odds() -> None:
+    w = world()
+    running = w.config.activities[ACTIVITY]
+    awards, strategy = tuple(w.config.awards.values()), w.config.strategies[STRATEGY]
+    packs = tuple(w.config.packs.values())
+    capped = Campaign(awards, (strategy,), packs, (replace(running, caps=Caps(winners=10)),))
+    with pytest.raises(FrozenOdds, match="caps are fixed"):
+        await load_campaign(capped, w.uow())
+    assert w.config.activities[ACTIVITY].caps == NO_CAPS
+    w.set_state(S.EDIT)
+    await load_campaign(capped, w.uow())
+    assert w.config.activities[ACTIVITY].caps == Caps(winners=10)
+
+
+@pytest.mark.parametrize("limit", [0, -3])
+def test_a_cap_below_one_is_refused_with_its_field(limit: int) -> None:
+    with pytest.raises(InvalidConfig) as error:
+        Caps(participants=limit)
+    assert error.value.path == ("join_people_total_limit",)

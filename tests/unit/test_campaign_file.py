@@ -211,3 +211,47 @@ def test_numbers_and_text_beyond_what_is_stored_are_refused(
     with pytest.raises(InvalidCampaignFile) as error:
         read_campaign(write(tmp_path, GOOD.replace(old, new)))
     assert where in {p.where for p in error.value.problems}, error.value.problems
+
+
+CAPPED = """\
+awards:
+  - {id: 1, kind: thanks, title: thanks}
+strategies:
+  - {id: 10, fallback: 1, prizes: []}
+activities:
+  - id: 5
+    name: capped
+    strategy: 10
+    begin_at: 2026-01-01T00:00:00+08:00
+    end_at: 2027-01-01T00:00:00+08:00
+    award_num_limit: 50
+    join_people_total_limit: 1000
+    perfect_activity: true
+"""
+
+
+def test_an_activitys_caps_are_read(tmp_path: Path) -> None:
+    (activity,) = read_campaign(write(tmp_path, CAPPED)).activities
+    assert (activity.caps.winners, activity.caps.participants, activity.caps.perfect) == (
+        50,
+        1000,
+        True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "message"),
+    [
+        ("award_num_limit: 50", "award_num_limit: 0", 11, "award_num_limit must be at least 1"),
+        ("join_people_total_limit: 1000", "join_people_total_limit: -1", 12, "greater than"),
+        ("perfect_activity: true", "perfect_activity: often", 13, "valid boolean"),
+        ("award_num_limit: 50", "award_num_limit: many", 11, "valid integer"),
+    ],
+)
+def test_bad_caps_refuse_the_file_with_their_line(
+    tmp_path: Path, old: str, new: str, line: int, message: str
+) -> None:
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, CAPPED.replace(old, new)))
+    problems = error.value.problems
+    assert any(p.line == line and message in p.message for p in problems), problems

@@ -16,6 +16,7 @@ from raffle.entrypoints.http import (
     prize_schemas,
     route_tree_schemas,
     schemas,
+    tag_schemas,
 )
 from raffle.entrypoints.http.app import create_app
 from raffle.entrypoints.http.routes import campaigns, delivery
@@ -130,14 +131,9 @@ def test_every_number_string_and_list_a_request_carries_is_bounded(
 
 def test_each_models_example_is_valid() -> None:
     modules = (
-        schemas,
-        engagement_schemas,
-        prize_schemas,
-        participation_schemas,
-        route_tree_schemas,
-        campaigns,
-        delivery,
-    )
+        schemas, engagement_schemas, prize_schemas, participation_schemas, route_tree_schemas,
+        tag_schemas, campaigns, delivery,
+    )  # fmt: skip
     models = [
         value
         for module in modules

@@ -24,6 +24,8 @@ def _problems(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[str]:
         ("RAFFLE_LOAD_DEMO", "perhaps", " must be true or false (as in {}=true)"),
         ("RAFFLE_PORT", "0", ": must be at least 1"),
         ("RAFFLE_POOL_OVERFLOW", "-1", ": must not be negative"),
+        ("RAFFLE_PHONE_REGION", "XX", ": must be a country code such as CN or US"),
+        ("RAFFLE_PROFILE_TTL_SECONDS", "-1", ": must not be negative (0: read every time)"),
     ],
 )  # fmt: skip
 def test_a_bad_value_names_its_variable_and_the_form_expected(
@@ -48,3 +50,8 @@ def test_settings_checked_together_name_both(monkeypatch: pytest.MonkeyPatch) ->
 def test_every_bad_setting_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
     told = _problems(monkeypatch, RAFFLE_PORT="x", RAFFLE_SHARD_TABLES="0")
     assert [t.split()[0].rstrip(":") for t in told] == ["RAFFLE_SHARD_TABLES", "RAFFLE_PORT"]
+
+
+def test_the_phone_region_is_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAFFLE_PHONE_REGION", "us")
+    assert Settings().phone_region == "US"

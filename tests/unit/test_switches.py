@@ -11,6 +11,7 @@ from fractions import Fraction
 import pytest
 
 from raffle.domain.draws import UnknownActivity
+from raffle.domain.profile_fields import PLAYER_FIELDS
 from raffle.domain.rules import DrawContext
 from raffle.domain.switches import (
     DrawsPaused,
@@ -101,8 +102,11 @@ def test_a_snapshot_reads_paused_activities_rules_off_and_limits() -> None:
         "strategy.3.rule.lock.101": "on",
         "maintenance": "on",
         "draws_per_second": "2",
+        "profile.edit.region": "on",
+        "profile.edit.sn": "off",
     }
     switches = Switches.of(5, values, LIMITS)
+    assert switches.player_fields == {"region"}  # on, and only on, opens a field
     assert switches.paused == {0, 7}
     assert switches.rules_off == {3: {"weight"}}
     assert switches.maintenance
@@ -177,6 +181,7 @@ async def test_a_switch_of_an_unknown_target_changes_nothing() -> None:
         ("strategy.999.rule.weight", UnknownStrategy),
         (f"strategy.{STRATEGY}.rule.lock.{PRIZE}", InvalidSwitch),  # the prize has no lock
         ("nonsense", InvalidSwitch),
+        ("profile.edit.level", InvalidSwitch),  # never a player's to change
     ]
     for name, error in cases:
         with pytest.raises(error):
@@ -194,6 +199,7 @@ async def test_the_list_names_every_switch_with_its_value() -> None:
         f"activity.{ACTIVITY}.draws": ("on", "on"),
         f"strategy.{STRATEGY}.rule.weight": ("on", "on"),
         f"strategy.{STRATEGY}.rule.lock.{PRIZE}": ("on", "on"),
+        **{f"profile.edit.{field}": ("off", "off") for field in PLAYER_FIELDS},
         "draws_per_second": ("3", "10"),
         "registrations_per_hour": ("20", "20"),
         "draw_batch_size": ("64", "64"),

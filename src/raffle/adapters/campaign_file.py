@@ -21,9 +21,11 @@ from pydantic import (
 )
 
 from raffle.adapters.campaign_policies import CapsIn, PolicyIn, participation
+from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign, tree_problem
+from raffle.domain.caps import Caps
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.fulfilment import CodePool
 from raffle.domain.limits import MAX_COUNT, MAX_ID
@@ -130,6 +132,9 @@ class ActivityIn(_Model):
     welcome_pack: Id | None = None
     policies: list[PolicyIn] = []  # participation policies: meeting one is enough
     caps: CapsIn | None = None  # per person: a capped win is the fallback
+    award_num_limit: Count | None = None  # total winners of the activity
+    join_people_total_limit: Count | None = None  # total participants
+    perfect_activity: bool = False  # "100 % win": every draw wins while stock lasts
 
 
 class SkuIn(_Model):
@@ -159,18 +164,20 @@ class CampaignIn(_Model):
     activities: list[Any] = []
     skus: list[Any] = []
     rebates: list[Any] = []
+    tags: list[Any] = []
     # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
     code_pools: dict[Text64, Any] = {}
     trees: list[Any] = []  # decision trees: their JSON document (route_tree_documents.py)
 
 
-ITEMS: dict[str, type[_Model]] = {
+ITEMS: dict[str, type[BaseModel]] = {
     "awards": AwardIn,
     "strategies": StrategyIn,
     "packs": PackIn,
     "activities": ActivityIn,
     "skus": SkuIn,
     "rebates": RebateIn,
+    "tags": TagFileIn,
 }
 CODES = TypeAdapter(list[str])
 
@@ -269,6 +276,7 @@ def _to_domain(
         code_pools=tuple(pool for _, pool in items.get("code_pools", [])),
         participations=_participations(items, report),
         trees=each("trees", _tree),
+        tags=each("tags", tag_definition),
     )
     return campaign, kept
 
@@ -323,6 +331,7 @@ def _activity(a: ActivityIn) -> Activity:
         description=a.description,
         state=a.state,
         welcome_pack=a.welcome_pack,
+        caps=Caps(a.award_num_limit, a.join_people_total_limit, a.perfect_activity),
     )
 
 

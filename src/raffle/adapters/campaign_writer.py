@@ -20,6 +20,7 @@ from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_documents import to_document
 from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
+from raffle.domain.tags import TagDefinition
 
 
 class _Flow(dict[str, Any]):
@@ -39,6 +40,7 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
         "rebates": [_rebate(r) for r in campaign.rebates],
         "code_pools": {p.name: list(p.codes) for p in campaign.code_pools},
         "trees": [_tree(t) for t in campaign.trees],
+        "tags": [_tag(t) for t in campaign.tags],
     }
     return {section: items for section, items in document.items() if items}
 
@@ -122,6 +124,12 @@ def _activity(a: Activity, participation: Participation | None) -> dict[str, Any
         written["welcome_pack"] = a.welcome_pack
     if participation is not None:
         written |= written_participation(participation, _Flow)
+    if a.caps.winners is not None:
+        written["award_num_limit"] = a.caps.winners
+    if a.caps.participants is not None:
+        written["join_people_total_limit"] = a.caps.participants
+    if a.caps.perfect:
+        written["perfect_activity"] = True
     return written
 
 
@@ -143,6 +151,17 @@ def _rebate(r: RebateRule) -> _Flow:
         written["description"] = r.description
     if not r.enabled:
         written["enabled"] = False
+    return written
+
+
+def _tag(d: TagDefinition) -> dict[str, Any]:
+    written: dict[str, Any] = {"name": d.tag.name, "kind": d.tag.kind.value}
+    if d.tag.description:
+        written["description"] = d.tag.description
+    if d.tag.condition:
+        written["condition"] = d.tag.condition
+    if d.members:
+        written["members"] = list(d.members)
     return written
 
 

@@ -86,13 +86,13 @@ class StockUnavailable(Unavailable):
     code = "stock_unavailable"
 
 
-def _tag(strategy_id: int) -> str:
+def _tag(strategy_id: int, name: str = "stock") -> str:
     # One hash tag per strategy: a strategy's keys share a Redis Cluster slot, as scripts need.
-    return f"raffle:{{stock:{strategy_id}}}"
+    return f"raffle:{{{name}:{strategy_id}}}"
 
 
-def _keys(strategy_id: int, award_id: int) -> list[str]:
-    tag = _tag(strategy_id)
+def _keys(strategy_id: int, award_id: int, name: str = "stock") -> list[str]:
+    tag = _tag(strategy_id, name)
     return [f"{tag}:{award_id}", f"{tag}:{award_id}:free", f"{tag}:total"]
 
 
@@ -106,6 +106,9 @@ class RedisPrizeStock:
     the top slot a second time. A draw still in flight from before the loss may hold a slot
     it has not yet claimed, which the rebuilt counter offers again: the claim's primary key
     lets one of the two have it, and the other goes on to the next slot.
+
+    `name` sets the keys apart: "stock" for prizes (strategy, award), "caps" for an
+    activity's caps (activity, Cap), counted the same way over claims of their own.
     """
 
     def __init__(
@@ -114,8 +117,10 @@ class RedisPrizeStock:
         claims: SqlStockClaims,
         stocks: ConfiguredStock,
         clock: Clock,
+        name: str = "stock",
     ) -> None:
         self._commands, self._claims, self._stocks, self._clock = commands, claims, stocks, clock
+        self._name = name
         self._run = commands.run
         self._loading: dict[int, asyncio.Task[dict[int, int]]] = {}
 
@@ -131,10 +136,13 @@ class RedisPrizeStock:
                 # Most likely nothing was written: the slot goes back rather than being lost.
                 # Had the claim been written after all, the key refuses the slot's next taker.
                 with suppress(RedisError):
-                    await self._run(_FREE, _keys(strategy_id, award_id), [award_id, slot])
+                    await self._run(_FREE, self._keys(strategy_id, award_id), [award_id, slot])
                 raise
             # The slot was claimed by a draw in flight across a loss of Redis: try the next.
         return False
+
+    def _keys(self, strategy_id: int, award_id: int) -> list[str]:
+        return _keys(strategy_id, award_id, self._name)
 
     async def _reserve_or_fail(self, strategy_id: int, award_id: int) -> int:
         try:
@@ -147,11 +155,11 @@ class RedisPrizeStock:
         unit is never returned twice. Redis errors propagate after the release: the unit is
         then missing from the counter until it is next rebuilt."""
         for slot in await self._claims.release(strategy_id, award_id, order_id):
-            await self._run(_FREE, _keys(strategy_id, award_id), [award_id, slot])
+            await self._run(_FREE, self._keys(strategy_id, award_id), [award_id, slot])
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         """Units Redis would still hand out; None if it holds no counter for the prize."""
-        left = int(await self._run(_LEFT, _keys(strategy_id, award_id), [award_id]))
+        left = int(await self._run(_LEFT, self._keys(strategy_id, award_id), [award_id]))
         return None if left == NOT_LOADED else left
 
     async def warm(self, strategy_id: int) -> None:
@@ -170,7 +178,7 @@ class RedisPrizeStock:
 
     async def _reserve(self, strategy_id: int, award_id: int) -> int:
         """A slot for one unit, or 0 when none is left."""
-        keys = _keys(strategy_id, award_id)
+        keys = self._keys(strategy_id, award_id)
         while (slot := int(await self._run(_TAKE, keys, [award_id]))) == NOT_LOADED:
             if award_id not in await self._loaded(strategy_id):
                 return 0
@@ -207,7 +215,7 @@ class RedisPrizeStock:
     ) -> dict[int, int] | None:
         """Load the missing counters under the strategy's lock; the configured stock, or None
         when another process holds the lock."""
-        lock, token = f"{_tag(strategy_id)}:loading", secrets.token_hex(16)
+        lock, token = f"{_tag(strategy_id, self._name)}:loading", secrets.token_hex(16)
         if not await self._commands.execute("SET", lock, token, "NX", "PX", LOCK_MS):
             return None
         try:
@@ -223,7 +231,7 @@ class RedisPrizeStock:
             found = claimed.get(award_id, Claimed(0, ()))
             slots = [slot for slot in found.free if slot <= stock]
             args = [award_id, stock, stock - min(found.top, stock), int(replace), *slots]
-            await self._run(_LOAD, _keys(strategy_id, award_id), args)
+            await self._run(_LOAD, self._keys(strategy_id, award_id), args)
         return stocks
 
 

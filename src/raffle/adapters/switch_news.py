@@ -1,4 +1,4 @@
-"""How processes hear that the switches changed: Redis pub/sub, or a short poll without Redis."""
+"""How processes hear that the switches (or tags) changed: Redis pub/sub, or a short poll."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from raffle.adapters.redis_commands import RedisClient
 
 CHANNEL = "raffle:switches"
+TAG_NEWS = "raffle:tags"  # the same news of the tags' version (service/audience.py)
 POLL_SECONDS = 0.5  # without Redis: each process looks at the version this often
 # With Redis, a process also looks this often: a message published while its subscription
 # was reconnecting is lost, and the next look finds the change.

@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from raffle.domain.caps import NO_CAPS, Caps
 from raffle.domain.errors import InvalidConfig, RaffleError
 
 
@@ -56,6 +57,7 @@ class Activity:
     description: str = ""
     state: ActivityState = ActivityState.EDIT
     welcome_pack: int | None = None  # quota pack granted on a user's first visit
+    caps: Caps = NO_CAPS  # total winners and participants, "100 % win"
 
     def __post_init__(self) -> None:
         if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:

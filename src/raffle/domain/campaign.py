@@ -18,6 +18,7 @@ from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_checks import TreeProblem, leaf_problems, structure
 from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Strategy
+from raffle.domain.tags import TagDefinition, definition_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class Campaign:
     # The activities' policies and caps; an activity of the campaign without one has none.
     participations: tuple[Participation, ...] = ()
     trees: tuple[RouteTree, ...] = ()  # decision trees, by name
+    tags: tuple[TagDefinition, ...] = ()
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -54,6 +56,7 @@ class Campaign:
                 found.append(_missing("activity", p.activity_id, ("participations", i)))
         found += self._rebate_problems()
         found += self._code_problems()
+        found += definition_problems(self.tags)
         found += self._tree_problems()
         return found
 
@@ -130,9 +133,10 @@ class Campaign:
                 found.append(InvalidConfig(message, ("code_pools", pool.name, j)))
         return found
 
-    def engines(self) -> dict[int, DrawEngine]:
+    def engines(self, *, perfect: bool = False) -> dict[int, DrawEngine]:
+        """An engine per strategy; `perfect`: in the "100 % win" mode of activities."""
         catalogue = {a.id: a for a in self.awards}
-        return {s.id: DrawEngine(s, catalogue) for s in self.strategies}
+        return {s.id: DrawEngine(s, catalogue, perfect=perfect) for s in self.strategies}
 
     def _references(self) -> list[InvalidConfig]:
         strategies = {s.id for s in self.strategies}

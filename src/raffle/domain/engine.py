@@ -46,10 +46,19 @@ class DrawEngine:
 
     It keeps which stocked prizes it has seen run out: in `redistribute` mode they leave
     the tables, in `fallback` mode landing on them yields the fallback.
+
+    `perfect` ("100 % win", seed 004 `perfect_activity`): only real prizes (neither the
+    fallback nor "thanks") are drawn, at their rates renormalised over those with stock
+    left; exhausted ones leave the tables whatever the mode. The exact odds say so.
     """
 
     def __init__(
-        self, strategy: Strategy, awards: Mapping[int, Award], exhausted: Iterable[int] = ()
+        self,
+        strategy: Strategy,
+        awards: Mapping[int, Award],
+        exhausted: Iterable[int] = (),
+        *,
+        perfect: bool = False,
     ) -> None:
         self.strategy = strategy
         self._fallback_id = strategy.fallback.award_id
@@ -63,6 +72,8 @@ class DrawEngine:
             self._points[self._fallback_id] = strategy.fallback.points
         self._tables: dict[frozenset[int] | None, AliasTable | None] = {}
         self._thanks = frozenset(a.id for a in awards.values() if a.kind is AwardKind.THANKS)
+        self.perfect = perfect
+        self._renormalise = perfect or strategy.exhaustion is Exhaustion.REDISTRIBUTE
 
     @property
     def exhausted(self) -> frozenset[int]:
@@ -92,26 +103,26 @@ class DrawEngine:
         selection = self._select(ctx)
         award_id = self._pick(selection.pool, rng)
         if award_id is None:
-            return self._fallback(rng, "stock")
+            return self.fallback(rng, "stock")
         if award_id != self._fallback_id:
             for name, allows in self._post.get(award_id, ()):
                 if not allows(ctx):
-                    return self._fallback(rng, name)
+                    return self.fallback(rng, name)
             if award_id in self._exhausted:
-                return self._fallback(rng, "stock")
+                return self.fallback(rng, "stock")
         return Outcome(award_id, selection.rule, self._draw_points(award_id, rng))
 
     def on_exhausted(self, award_id: int, ctx: DrawContext, rng: RandomSource) -> Outcome:
         """What the draw yields instead when `award_id` turned out to have no stock left."""
         self.mark_exhausted(award_id)
-        if self.strategy.exhaustion is Exhaustion.REDISTRIBUTE:
+        if self._renormalise:
             return self.choose(ctx, rng)
-        return self._fallback(rng, "stock")
+        return self.fallback(rng, "stock")
 
     def mark_exhausted(self, award_id: int) -> None:
         if award_id in self._stocked and award_id not in self._exhausted:
             self._exhausted.add(award_id)
-            if self.strategy.exhaustion is Exhaustion.REDISTRIBUTE:
+            if self._renormalise:
                 self._tables.clear()
 
     def odds(self, ctx: DrawContext) -> dict[int, Fraction]:
@@ -150,12 +161,10 @@ class DrawEngine:
                 p.award_id: p.weight
                 for p in self.strategy.prizes
                 if (pool is None or p.award_id in pool)
-                and not (
-                    self.strategy.exhaustion is Exhaustion.REDISTRIBUTE
-                    and p.award_id in self._exhausted
-                )
+                and not (self._renormalise and p.award_id in self._exhausted)
+                and not (self.perfect and self.outcome(p.award_id) != WIN)
             }
-            if pool is None:
+            if pool is None and not self.perfect:
                 weights[self._fallback_id] = (
                     weights.get(self._fallback_id, 0) + self.strategy.remainder
                 )
@@ -163,10 +172,7 @@ class DrawEngine:
         return self._tables[pool]
 
     def fallback(self, rng: RandomSource, reason: str) -> Outcome:
-        """The fallback, handed out for `reason` (a rule that stopped a win)."""
-        return self._fallback(rng, reason)
-
-    def _fallback(self, rng: RandomSource, reason: str) -> Outcome:
+        """The fallback prize, handed out for `reason` (the rule recorded with the draw)."""
         return Outcome(self._fallback_id, reason, self._draw_points(self._fallback_id, rng))
 
     def _draw_points(self, award_id: int, rng: RandomSource) -> int | None:

@@ -17,7 +17,9 @@ INSUFFICIENT_POINTS = "insufficient_points"
 JOIN_LIMIT_REACHED = "join_limit_reached"
 WIN_LIMIT_REACHED = "win_limit_reached"
 
-CAP_RULE = "cap"  # the rule of a draw whose win a cap turned into the fallback
+# The rule of a draw whose win a per-person cap turned into the fallback (the activity-wide
+# caps of service/caps.py record "cap").
+PERSON_CAP_RULE = "person_cap"
 
 
 class Period(StrEnum):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from raffle.domain.errors import RaffleError, Unavailable
+from raffle.domain.profile_fields import PLAYER_FIELDS
 from raffle.domain.strategy import Strategy
 
 # A switch has a name and a text value; one not set has its default. The names:
@@ -17,6 +18,8 @@ from raffle.domain.strategy import Strategy
 #   of the strategy, default `on`. Only rules the published odds show can be switched (weight
 #   tiers, a prize's lock), so a switched-off rule is never a hidden change: the published
 #   odds show the strategy without it;
+# - `profile.edit.<field>`: `on` lets players change that field of their own profile
+#   (domain/profile_fields.py PLAYER_FIELDS), default `off`;
 # - `draws_per_second`, `registrations_per_hour`, `draw_batch_size`: a whole number, default
 #   the setting of the same name.
 ON, OFF = "on", "off"
@@ -31,6 +34,7 @@ PAUSED_RETRY_SECONDS = 30  # what a refused draw's Retry-After says: an operator
 
 _ACTIVITY = re.compile(r"activity\.(\d{1,18})\.draws")
 _RULE = re.compile(r"strategy\.(\d{1,18})\.rule\.(weight|lock\.\d{1,18})")
+_PROFILE_FIELD = re.compile(rf"profile\.edit\.({'|'.join(PLAYER_FIELDS)})")
 
 
 class InvalidSwitch(RaffleError):
@@ -72,17 +76,22 @@ def rule_switch(strategy_id: int, rule: str) -> str:
     return f"strategy.{strategy_id}.rule.{rule}"
 
 
+def profile_edit(field: str) -> str:
+    return f"profile.edit.{field}"
+
+
 def default(name: str, limits: Mapping[str, int]) -> str:
     """The value of switch `name` while no operator set it; `limits`: the settings'."""
     if name in LIMITS:
         return str(limits[name])
-    if name == MAINTENANCE:
+    if name == MAINTENANCE or _PROFILE_FIELD.fullmatch(name):
         return OFF
     if _ACTIVITY.fullmatch(name) or _RULE.fullmatch(name):
         return ON
     raise InvalidSwitch(
         f"unknown switch {name!r}: use maintenance, activity.<id>.draws, "
-        f"strategy.<id>.rule.weight, strategy.<id>.rule.lock.<award>, or {', '.join(LIMITS)}"
+        f"strategy.<id>.rule.weight, strategy.<id>.rule.lock.<award>, "
+        f"profile.edit.<{'|'.join(PLAYER_FIELDS)}>, or {', '.join(LIMITS)}"
     )
 
 
@@ -119,6 +128,7 @@ class Switches:
     maintenance: bool = False
     paused: frozenset[int] = frozenset()  # activities whose draws are off
     rules_off: Mapping[int, frozenset[str]] = field(default_factory=dict)  # by strategy
+    player_fields: frozenset[str] = frozenset()  # profile fields players may change
 
     @classmethod
     def of(cls, version: int, values: Mapping[str, str], limits: Mapping[str, int]) -> Switches:
@@ -136,6 +146,7 @@ class Switches:
                 a for n, v in values.items() if v == OFF and (a := switched_activity(n)) is not None
             ),
             rules_off={s: frozenset(rules) for s, rules in off.items()},
+            player_fields=frozenset(f for f in PLAYER_FIELDS if values.get(profile_edit(f)) == ON),
         )
 
 

@@ -21,6 +21,7 @@ from raffle.entrypoints.cli_common import (
     settings,
     with_raffle,
 )
+from raffle.entrypoints.cli_profiles import profile
 from raffle.entrypoints.cli_route import route_command
 from raffle.entrypoints.cli_simulate import simulate_command
 from raffle.entrypoints.cli_users import user
@@ -35,6 +36,7 @@ def main() -> None:
 
 main.add_command(user)
 main.add_command(simulate_command)
+main.add_command(profile)
 main.add_command(route_command)
 
 
@@ -154,10 +156,11 @@ def load(file: Path) -> None:
     campaign = read(file)
 
     async def use(raffle: Raffle) -> None:
-        loaded = await load_campaign(campaign, raffle.uow(), clock=raffle.clock)
+        loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock)
         click.echo(
             f"loaded {loaded.awards} awards, {loaded.strategies} strategies, "
             f"{loaded.activities} activities and {loaded.skus} SKUs"
+            + (f", and {loaded.tags} tags" if loaded.tags else "")
         )
 
     with_raffle(use)

@@ -31,6 +31,9 @@ from raffle.service.statistics import STATS_EXTRA
 @click.option("--user", default="simulated-user", show_default=True, help="The drawing user id.")
 @click.option("--seed", type=int, help="Reproducible run from a seeded PRNG instead of the CSPRNG.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--perfect", is_flag=True, help="As a 100 % win activity: only real prizes are drawn."
+)
 def simulate_command(
     file: Path,
     strategy_id: int | None,
@@ -39,10 +42,11 @@ def simulate_command(
     user: str,
     seed: int | None,
     as_json: bool,
+    perfect: bool,
 ) -> None:
     """Run DRAWS draws of a FILE's strategies with in-memory stock and compare with the odds."""
     campaign = read(file)
-    engines = campaign.engines()
+    engines = campaign.engines(perfect=perfect)
     if strategy_id is not None and strategy_id not in engines:
         fail(f"strategy {strategy_id} is not in {file}; it has {', '.join(map(str, engines))}")
     chosen = [engines[strategy_id]] if strategy_id is not None else list(engines.values())

@@ -37,7 +37,7 @@ async def prepare_embedded(settings: Settings) -> None:
         async with raffle.uow() as uow:
             empty = not await uow.activities.all()
         if empty and settings.load_demo:
-            await load_campaign(read_campaign(DEMO), raffle.uow(), clock=raffle.clock)
+            await load_campaign(read_campaign(DEMO), raffle.uow(), raffle.tags, clock=raffle.clock)
             click.echo(f"loaded the demo campaign {DEMO.name}", err=True)
     finally:
         await raffle.close()

@@ -24,7 +24,7 @@ from raffle.service.activities import advance
 from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
 from raffle.service.ports import dead_letters
 from raffle.service.relay import compensate, relay
-from raffle.service.stock_sync import sync_stock
+from raffle.service.stock_sync import sync_caps, sync_stock
 
 log = structlog.get_logger()
 
@@ -181,13 +181,20 @@ async def _sync_stock(raffle: Raffle, announced: set[tuple[int, int]]) -> int:
     async def stock_zero(strategy_id: int, award_id: int) -> None:
         log.warning("stock zero: the prize is all won", strategy_id=strategy_id, award=award_id)
 
-    return await sync_stock(
+    before = raffle.clock.now() - LEAK_AGE
+    given_back = await sync_stock(
         config=raffle.uow,
         catalogue=raffle.catalogue,
         shards=raffle.shards,
         stock=raffle.stock,
         claims=raffle.ledger,
-        before=raffle.clock.now() - LEAK_AGE,
+        before=before,
         stock_zero=stock_zero,
         announced=announced,
     )
+    if raffle.caps is not None and raffle.cap_ledger is not None:
+        given_back += await sync_caps(
+            config=raffle.uow, shards=raffle.shards, caps=raffle.caps,
+            claims=raffle.cap_ledger, before=before,
+        )  # fmt: skip
+    return given_back

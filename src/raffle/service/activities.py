@@ -6,10 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
+from fractions import Fraction
 
 from raffle.domain.activity import Activity, IllegalTransition, due_transitions
 from raffle.domain.activity import transition as next_state
+from raffle.domain.caps import Cap
 from raffle.domain.draws import UnknownActivity
+from raffle.domain.engine import WIN, DrawEngine
 from raffle.domain.policies import Caps
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
@@ -56,6 +59,9 @@ class PublishedPrize:
     stock: int | None
     stock_left: int | None
     lock_after: int | None  # the draw count from which it can be won
+    # In a "100 % win" activity: its chance, the real prizes' rates renormalised over those
+    # with stock left (an exact fraction); None in any other activity.
+    perfect_chance: Fraction | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +73,32 @@ class PublishedOdds:
     fallback_rate: str  # what the prizes leave to the fallback
     fallback_title: str
     weight_tiers: dict[int, frozenset[int]]
-    caps: Caps = field(default_factory=Caps)  # per person: a win they stop is the fallback
+    caps_left: dict[Cap, int | None]  # slots left of each counted cap; None: not counted yet
+    person_caps: Caps = field(default_factory=Caps)  # per person: a win they stop is the fallback
+
+
+def _perfect_chances(
+    prizes: list[PublishedPrize], strategy: Strategy, engine: DrawEngine
+) -> list[PublishedPrize]:
+    """The prizes with their chance in a "100 % win" activity: each real prize with stock
+    left at its rate over the sum of those rates (as the engine draws them)."""
+    live = {
+        p.award_id: strategy.prize(p.award_id).weight  # type: ignore[union-attr]
+        for p in prizes
+        if engine.outcome(p.award_id) == WIN and p.stock_left != 0
+        and p.award_id not in engine.exhausted
+    }  # fmt: skip
+    total = sum(live.values())
+    return [
+        replace(p, perfect_chance=Fraction(live.get(p.award_id, 0), total or 1)) for p in prizes
+    ]
 
 
 async def published_odds(
-    activity_id: int, *, catalogue: Catalogue, stock: PrizeStock
+    activity_id: int, *, catalogue: Catalogue, stock: PrizeStock, caps: PrizeStock | None = None
 ) -> PublishedOdds:
-    """The odds and stock anyone may read: public by law for prize promotions."""
+    """The odds and stock anyone may read: public by law for prize promotions. With them,
+    the activity's caps (on the activity) and what is left of each (from `caps`)."""
     activity = await catalogue.activity(activity_id)
     engine = await catalogue.engine(activity)
     awards = await catalogue.awards()
@@ -94,6 +119,8 @@ async def published_odds(
                 max(locks) if locks else None,
             )
         )
+    if activity.caps.perfect:
+        prizes = _perfect_chances(prizes, strategy, engine)
     remainder = strategy.remainder
     tiers = {}
     for name, value in strategy.rules:
@@ -107,5 +134,6 @@ async def published_odds(
         str(Decimal(remainder).scaleb(-RATE_PLACES).normalize()),
         awards[strategy.fallback.award_id].title,
         tiers,
+        {Cap(c): await caps.left(activity.id, c) if caps else None for c in activity.caps.limits()},
         (await catalogue.participation(activity_id)).caps,
     )

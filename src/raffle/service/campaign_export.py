@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from raffle.domain.campaign import Campaign
 from raffle.domain.fulfilment import CodePool
+from raffle.service.audience import TagBoard
 from raffle.service.ports import UnitOfWork
+from raffle.service.tags import definitions
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,9 +20,10 @@ class Exported:
     handed: dict[str, int]
 
 
-async def export_campaign(uow: UnitOfWork) -> Exported:
+async def export_campaign(uow: UnitOfWork, tags: TagBoard | None = None) -> Exported:
     """Every award, strategy, pack, activity, SKU, rebate rule, free code and decision tree,
-    in id (or name) order, read in one transaction so the parts agree."""
+    in id (or name) order, read in one transaction so the parts agree; then the tags (by
+    name) from `tags`."""
     async with uow:
         awards = await uow.awards.all()
         strategies = [await uow.strategies.get(i) for i in sorted(await uow.strategies.ids())]
@@ -41,4 +44,6 @@ async def export_campaign(uow: UnitOfWork) -> Exported:
             trees=tuple(t.tree for t in await uow.route_trees.all()),
         )
         handed = {s.name: s.handed for s in await uow.code_pools.stats() if s.handed}
+    if tags is not None:
+        campaign = replace(campaign, tags=tuple(await definitions(tags)))
     return Exported(campaign, handed)

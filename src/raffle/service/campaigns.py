@@ -10,8 +10,10 @@ from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.policies import Participation
 from raffle.domain.route_tree_checks import leaf_problems
+from raffle.service.audience import TagBoard
 from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.route_trees import RouteTreeConflict
+from raffle.service.tags import definition_problems, load_definitions
 
 CAMPAIGN = "campaign"  # who saved what a campaign load stored
 
@@ -43,16 +45,27 @@ class Loaded:
     rebates: int = 0
     codes: int = 0  # codes new to their pools
     trees: int = 0
+    tags: int = 0
 
 
 async def load_campaign(
-    campaign: Campaign, uow: UnitOfWork, *, clock: Clock | None = None
+    campaign: Campaign,
+    uow: UnitOfWork,
+    tags: TagBoard | None = None,
+    *,
+    clock: Clock | None = None,
 ) -> Loaded:
     """Store the whole campaign in one transaction, or nothing if any part is invalid or
     would change the odds of a running activity. Reloading an unchanged file is harmless.
-    Decision trees are saved as a new version of their name (at `clock`'s now) if changed."""
+    Decision trees are saved as a new version of their name (at `clock`'s now) if changed;
+    its tags (checked with the rest first) are saved through `tags` once the rest is."""
     if problems := campaign.problems():
         raise InvalidCampaign(problems)
+    if campaign.tags:
+        if tags is None:
+            raise InvalidCampaign([InvalidConfig("tags cannot be loaded here", ("tags",))])
+        if problems := await definition_problems(campaign.tags, tags):
+            raise InvalidCampaign(problems)
     async with uow:
         # Loads take turns: two checked at once could each fit a coupon pool alone and
         # over-commit it together.
@@ -76,6 +89,8 @@ async def load_campaign(
         codes = await _fill_pools(campaign, uow)
         await _save_trees(campaign, uow, clock)
         await uow.commit()
+    if campaign.tags and tags is not None:
+        await load_definitions(campaign.tags, tags)
     return Loaded(
         len(campaign.awards),
         len(campaign.strategies),
@@ -84,6 +99,7 @@ async def load_campaign(
         rebates=len(campaign.rebates),
         codes=codes,
         trees=len(campaign.trees),
+        tags=len(campaign.tags),
     )
 
 
@@ -139,6 +155,9 @@ async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
         stored = await uow.activities.get(activity.id)
         if stored and stored.state in FROZEN and stored.strategy_id != activity.strategy_id:
             raise FrozenOdds(f"activity {activity.id} is {stored.state}: its strategy is fixed")
+        if stored and stored.state in FROZEN and stored.caps != activity.caps:
+            # Caps change outcomes and are published with the odds: frozen with them.
+            raise FrozenOdds(f"activity {activity.id} is {stored.state}: its caps are fixed")
     for p in campaign.participations:
         stored = await uow.activities.get(p.activity_id)
         if (

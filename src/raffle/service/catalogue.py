@@ -45,7 +45,7 @@ class Catalogue:
         self._ttl = ttl
         self._rules_off = rules_off
         self._entries: dict[tuple[str, int], tuple[float, Any]] = {}
-        self._engines: dict[int, DrawEngine] = {}
+        self._engines: dict[tuple[int, bool], DrawEngine] = {}  # by strategy and "100 % win"
         self._loading: dict[tuple[str, int], asyncio.Future[Any]] = {}
         self._generation = 0  # what forget() moves on, so that older loads are not kept
 
@@ -59,8 +59,9 @@ class Catalogue:
         return found
 
     async def engine(self, activity: Activity) -> DrawEngine:
-        """The draw engine of the activity's strategy."""
-        if (engine := self._engines.get(activity.strategy_id)) is not None:
+        """The draw engine of the activity's strategy, in its "100 % win" mode if it has it."""
+        key = (activity.strategy_id, activity.caps.perfect)
+        if (engine := self._engines.get(key)) is not None:
             return engine
         generation = self._generation
         async with self._uow() as uow:
@@ -68,9 +69,12 @@ class Catalogue:
             awards = await uow.awards.all()
         if strategy is None:
             raise UnknownActivity(f"activity {activity.id} has no strategy")
-        engine = DrawEngine(without_rules(strategy, self._rules_off(strategy.id)), awards)
+        engine = DrawEngine(
+            without_rules(strategy, self._rules_off(strategy.id)), awards,
+            perfect=activity.caps.perfect,
+        )  # fmt: skip
         if activity.state in FROZEN and generation == self._generation:
-            self._engines[activity.strategy_id] = engine
+            self._engines[key] = engine
         return engine
 
     async def awards(self) -> dict[int, Award]:

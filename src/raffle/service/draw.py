@@ -37,6 +37,7 @@ async def draw(
     metrics: Metrics = UNMEASURED,
     profiles: Profiles | None = None,
     audience: Audience | None = None,
+    caps: PrizeStock | None = None,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -53,6 +54,8 @@ async def draw(
     where they can be (the user's audiences and level, through `profiles` and `audience`),
     and counted in it (service/participation.py); a user no policy admits is refused
     (NotAdmitted) and keeps the chance.
+
+    `caps` counts the activity-wide caps (service/caps.py) of the activities that have them.
     """
     now = clock.now()
     activity = await catalogue.activity(cmd.activity_id)
@@ -68,7 +71,9 @@ async def draw(
     participation = await catalogue.participation(activity.id)
     entry = await enter(participation, cmd.user_id, activity, now, profiles, audience)
     await stock.prepare(activity.strategy_id)
-    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, entry)
+    if caps is not None and activity.caps.counted:
+        await caps.prepare(activity.id)
+    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps, entry)
     try:
         result = await shards.draws.run(attempt)
     except NoChances:

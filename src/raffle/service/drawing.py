@@ -13,10 +13,11 @@ from raffle.domain.activity import Activity
 from raffle.domain.delivery import WON
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win
 from raffle.domain.engine import WIN, Outcome
-from raffle.domain.policies import CAP_RULE, Admission
+from raffle.domain.policies import PERSON_CAP_RULE, Admission
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
+from raffle.service.caps import Held, admit, release, within_caps
 from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
 from raffle.service.participation import admitted, count_alone, counting, read_alone, reading
@@ -77,7 +78,8 @@ class Drawn:
     order_id: str
     draw_count: int  # the draws of the user in the activity, this one included
     outcome: Outcome
-    admission: Admission | None = None  # by the activity's policies and caps, if it has any
+    caps: Held = ()  # the activity's cap slots it took (service/caps.py)
+    admission: Admission | None = None  # by its policies and per-person caps, if it has any
 
     def counting(self, attempt: Attempt) -> Counting | None:
         """What the draw adds to its participation counters, and the points it costs."""
@@ -124,28 +126,38 @@ async def _consume(
 async def take_prize(
     attempt: Attempt, draw_count: int, admission: Admission | None = None
 ) -> Drawn:
-    """The strategy run for the user's `draw_count`th draw, and the prize's stock taken;
-    a win that the `admission`'s per-person caps stop is the fallback instead."""
+    """The strategy run for the user's `draw_count`th draw, the prize's stock taken, within
+    the `admission`'s per-person caps (service/participation.py) and the activity's caps
+    (service/caps.py)."""
     engine, rng, stock = attempt.engine, attempt.rng, attempt.stock
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
-    outcome = _within_caps(attempt, admission, engine.choose(ctx, rng))
-    while engine.needs_stock(outcome) and not await stock.take(
-        engine.strategy.id, outcome.award_id, order_id
-    ):
-        outcome = _within_caps(attempt, admission, engine.on_exhausted(outcome.award_id, ctx, rng))
-    return Drawn(order_id, draw_count, outcome, admission)
+    held = await admit(attempt, draw_count, order_id)  # the activity's participants cap
+    try:
+        outcome = engine.choose(ctx, rng)
+        while True:
+            outcome = _within_person_caps(attempt, admission, outcome)  # before any slot
+            outcome, held = await within_caps(attempt, outcome, order_id, held)  # its winners
+            if not engine.needs_stock(outcome) or await stock.take(
+                engine.strategy.id, outcome.award_id, order_id
+            ):
+                break
+            outcome = engine.on_exhausted(outcome.award_id, ctx, rng)
+    except BaseException:
+        await release(attempt, order_id, held)
+        raise
+    return Drawn(order_id, draw_count, outcome, held, admission)
 
 
-def _within_caps(attempt: Attempt, admission: Admission | None, outcome: Outcome) -> Outcome:
-    """Participation's per-person caps (wins per period, each prize once): checked before
-    the prize's stock is taken, so a capped win takes none."""
+def _within_person_caps(attempt: Attempt, admission: Admission | None, outcome: Outcome) -> Outcome:
+    """Participation's per-person caps (wins per period, each prize once): checked before the
+    activity's winners cap and the prize's stock, so a capped win takes neither."""
     engine = attempt.engine
     if admission is None or not admission.capped(
         outcome.award_id, engine.outcome(outcome.award_id) == WIN
     ):
         return outcome
-    return engine.fallback(attempt.rng, CAP_RULE)
+    return engine.fallback(attempt.rng, PERSON_CAP_RULE)
 
 
 async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
@@ -153,6 +165,7 @@ async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
 
     Best effort: a unit that cannot be given back shows as leaked in the reconciliation
     report; the draw's own failure is what the caller sees."""
+    await release(attempt, drawn.order_id, drawn.caps)
     if attempt.engine.needs_stock(drawn.outcome):
         with contextlib.suppress(Exception):
             await attempt.stock.give_back(

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Protocol
 
 from raffle.domain.activity import Activity, ActivityState
+from raffle.service.cap_counts import cap_report
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import PrizeStock, Shards, UnitOfWork
 from raffle.service.reconcile import reconcile
@@ -83,6 +84,31 @@ async def _give_back(
     if leaked:
         log.warning("gave back %d leaked units of prize %s/%s", len(leaked), strategy_id, award_id)
     return len(leaked)
+
+
+async def sync_caps(
+    *,
+    config: Callable[[], UnitOfWork],
+    shards: Shards,
+    caps: PrizeStock,
+    claims: ClaimLedger,
+    before: datetime,
+) -> int:
+    """For every running activity with counted caps (winners, participants): give back the
+    slots claimed before `before` by orders with no award record, as for prize stock. How
+    many slots were given back."""
+    async with config() as uow:
+        running = [
+            a for a in await uow.activities.all()
+            if a.state is ActivityState.RUNNING and a.caps.counted
+        ]  # fmt: skip
+    given_back = 0
+    for activity in running:
+        for cap in await cap_report(config, shards, activity.id, claims.counts):
+            if cap.leaked:
+                given_back += await _give_back(activity.id, int(cap.cap), shards, caps, claims,
+                                               before)  # fmt: skip
+    return given_back
 
 
 def _any(activities: list[Activity], strategy_id: int) -> Activity:

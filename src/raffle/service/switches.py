@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from raffle.domain.draws import UnknownActivity
+from raffle.domain.profile_fields import PLAYER_FIELDS
 from raffle.domain.switches import (
     LIMITS,
     MAINTENANCE,
@@ -15,6 +16,7 @@ from raffle.domain.switches import (
     activity_draws,
     checked,
     default,
+    profile_edit,
     rule_switch,
     switchable_rules,
     switched_activity,
@@ -34,13 +36,15 @@ class Switch:
 
 async def switches(board: SwitchBoard, uow: Callable[[], UnitOfWork]) -> list[Switch]:
     """Every switch an operator may set, with its value in this process: maintenance, the
-    draws of each activity, the switchable rules of their strategies, the limits."""
+    draws of each activity, the switchable rules of their strategies, the profile fields
+    players may change, the limits."""
     async with uow() as reader:
         activities = sorted(await reader.activities.all(), key=lambda a: a.id)
         names = [MAINTENANCE, *(activity_draws(a.id) for a in activities)]
         for strategy_id in dict.fromkeys(a.strategy_id for a in activities):
             if (strategy := await reader.strategies.get(strategy_id)) is not None:
                 names += [rule_switch(strategy_id, r) for r in switchable_rules(strategy)]
+    names += [profile_edit(f) for f in PLAYER_FIELDS]
     names += list(LIMITS)
     return [_state(board, name) for name in names]
 

@@ -17,6 +17,7 @@ from raffle.adapters.sql.repositories.config import (
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
+from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.transaction import TransactionScope
@@ -32,6 +33,7 @@ from raffle.service.ports import (
     StrategyRepository,
     UserRepository,
 )
+from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.participation import ParticipationRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
@@ -50,6 +52,7 @@ class SqlUnitOfWork(TransactionScope):
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
     participation: ParticipationRepository
+    profiles: ProfileRepository
     route_trees: RouteTreeRepository
 
     def _bind(self, connection: SqlConnection) -> None:
@@ -63,6 +66,7 @@ class SqlUnitOfWork(TransactionScope):
         self.code_pools = SqlCodePoolRepository(connection)
         self.campaign_loads = SqlCampaignLoads(connection)
         self.participation = SqlParticipationRepository(connection)
+        self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
 
 

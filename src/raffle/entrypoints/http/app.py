@@ -26,8 +26,10 @@ from raffle.entrypoints.http.routes import (
     player,
     policies,
     prizes,
+    profiles,
     route_trees,
     switches,
+    tags,
 )
 
 
@@ -40,7 +42,8 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        running = [asyncio.create_task(raffle.switches.watch())]
+        watched = (raffle.switches, raffle.tags, raffle.profiles)
+        running = [asyncio.create_task(w.watch()) for w in watched]
         if scheduler:
             running.append(asyncio.create_task(worker.run(raffle, parts)))
         try:
@@ -70,17 +73,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     problems.install(app)
     openapi.install(app, draw.document)
     routers = (
-        player,
-        auth,
-        admin,
-        policies,
-        accounts,
-        switches,
-        campaigns,
-        engagement,
-        prizes,
-        delivery,
-    )
+        player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
+        delivery, profiles,
+    )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)
     app.include_router(route_trees.router)

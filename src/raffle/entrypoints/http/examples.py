@@ -29,6 +29,11 @@ HEALTH: Example = {"status": "ok"}
 READY: Example = {"status": "ready", "services": {"database": "ok", "redis": "ok"}}
 UNREADY: Example = {"status": "unready", "services": {"database": "ok", "redis": "down"}}
 LOGIN: Example = {"token": "b3V0IG9mIHNpZ2h0LCBvdXQgb2YgbWluZA", "expires_at": WHEN, "user": USER}
+CAPS: Example = {
+    "award_num_limit": 500,
+    "join_people_total_limit": None,
+    "perfect_activity": False,
+}
 ACTIVITY: Example = {
     "id": 100301,
     "name": "双十一抽奖",
@@ -38,6 +43,7 @@ ACTIVITY: Example = {
     "end_at": "2029-12-31T16:00:00Z",
     "time_zone": "Asia/Shanghai",
     "strategy_id": 100006,
+    "caps": CAPS,
 }
 PRIZE: Example = {
     "award_id": 109,
@@ -46,6 +52,7 @@ PRIZE: Example = {
     "stock": 10,
     "stock_left": 9,
     "lock_after": 3,
+    "perfect_chance": None,
 }
 TIER: Example = {"threshold": 60, "award_ids": [102, 103, 104, 105]}
 ODDS: Example = {
@@ -57,6 +64,8 @@ ODDS: Example = {
     "fallback_title": "随机积分",
     "weight_tiers": [TIER],
     "per_person_caps": {"wins": {"count": 1, "period": "day"}, "once_per_prize": True},
+    "winners_left": 417,
+    "participants_left": None,
 }
 ACCOUNT: Example = {
     "activity_id": 100301,
@@ -121,6 +130,14 @@ DRIFT: Example = {
     "drift": 0,
     "leaked": 0,
     "oversold": 0,
+}
+CAP_DRIFT: Example = {
+    "cap": "winners",
+    "limit": 500,
+    "claims": 83,
+    "counted": 83,
+    "leaked": 0,
+    "over": 0,
 }
 MINUTE: Example = {"minute": "2026-11-11T00:00:00Z", "draws": 42}
 POINTS_ORDER: Example = {
@@ -245,6 +262,30 @@ POLICY: Example = {
 PARTICIPATION: Example = {
     "policies": [POLICY, {"policy_id": 2, "priority": 20, "joins": {"count": 1, "period": "day"}}],
     "caps": {"wins": {"count": 2, "period": "month"}, "once_per_prize": True},
+}
+TAG: Example = {
+    "name": "senior_vip",
+    "kind": "dynamic",
+    "condition": 'age > 50 and attrs&["vip"] == true',
+    "description": "VIPs over 50",
+    "references": [],
+}
+TAG_IN: Example = {
+    "kind": "dynamic",
+    "condition": 'age > 50 and attrs&["vip"] == true',
+    "description": "VIPs over 50",
+}
+CLAUSE: Example = {"source": "profile", "field": "age", "operator": ">", "value": 50}
+MEMBERS_IN: Example = {"user_ids": ["alice", "bob"]}
+MEMBERS_CHANGED: Example = {"tag": "beta_testers", "changed": 2}
+TAG_DELETED: Example = {"tag": "beta_testers", "deleted": True}
+MEMBERS: Example = {"tag": "beta_testers", "user_ids": ["alice", "bob"], "next": "bob"}
+PREVIEW: Example = {
+    "tag": "senior_vip",
+    "matched": 412,
+    "scanned": 10000,
+    "complete": True,
+    "sample": ["u00017", "u00230"],
 }
 
 

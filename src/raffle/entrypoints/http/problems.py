@@ -12,7 +12,9 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
+from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
+from raffle.domain.caps import ActivityFull
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
@@ -25,10 +27,12 @@ from raffle.domain.fulfilment import (
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
+from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
 from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.switches import InvalidSwitch
+from raffle.domain.tags import InvalidTag, MalformedCondition, TagCycle, TagInUse, UnknownTag
 from raffle.domain.users import (
     AccountLocked,
     Forbidden,
@@ -74,6 +78,7 @@ STATUS: dict[type[RaffleError], int] = {
     NotDeliverable: 422,
     ActivityNotOpen: 409,
     NoChances: 409,
+    ActivityFull: 409,
     SkuSoldOut: 409,
     IllegalTransition: 409,
     FrozenOdds: 409,
@@ -88,9 +93,19 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidBehaviour: 422,
     NoRebateRule: 404,
     InsufficientPoints: 409,
+    InvalidProfile: 422,
+    InvalidProfileFile: 422,
+    UnsupportedFormat: 415,
+    PhoneTaken: 409,
+    FieldNotEditable: 403,
     InvalidRouteTree: 422,
     UnknownRouteTree: 404,
     RouteTreeConflict: 409,
+    InvalidTag: 422,
+    MalformedCondition: 422,
+    UnknownTag: 404,
+    TagCycle: 409,
+    TagInUse: 409,
 }
 
 
@@ -99,8 +114,9 @@ class ProblemDetail(BaseModel):
 
     at: str = Field(description="The field (`body.sku`) or file path (`strategies.0.rate`).")
     message: str
-    line: int | None = Field(None, description="A campaign file's line, from 1.")
+    line: int | None = Field(None, description="A campaign file's or a condition's line, from 1.")
     reason: str | None = Field(None, description="A stable kind of problem (a tree's checks).")
+    column: int | None = Field(None, description="A condition's column, from 1.")
 
 
 class PolicyRefusal(BaseModel):
@@ -144,8 +160,15 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [
             {"line": p.line, "at": p.where, "message": p.message} for p in error.problems
         ]
+    if isinstance(error, MalformedCondition):
+        where = {"line": error.line, "column": error.column}
+        extra["errors"] = [{"at": "body.condition", "message": error.message, **where}]
     if isinstance(error, InvalidAddress):
         extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
+    if isinstance(error, InvalidProfile) and error.field:
+        extra["errors"] = [{"at": f"body.{error.field}", "message": error.message}]
+    if isinstance(error, InvalidProfileFile) and error.line:
+        extra["errors"] = [{"line": error.line, "at": "file", "message": error.message}]
     if isinstance(error, InvalidRouteTree):
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
+from raffle.domain.caps import Cap, Caps
 from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
 from raffle.entrypoints.http import examples
@@ -17,6 +18,7 @@ from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.participation_schemas import CapsIO
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
+from raffle.service.cap_counts import CapDrift
 from raffle.service.draw import DrawResult
 from raffle.service.reconcile import PrizeDrift
 from raffle.service.wins import WonPrize
@@ -44,6 +46,32 @@ class LoginOut(BaseModel):
     user: UserOut
 
 
+class CapsOut(BaseModel):
+    """An activity's caps, published with its odds and frozen with them."""
+
+    model_config = examples_of(examples.CAPS)
+
+    award_num_limit: int | None = Field(
+        description="Total winners: once this many draws won a real prize, every later draw "
+        "gets the fallback prize (rule `cap`). Null: no cap."
+    )
+    join_people_total_limit: int | None = Field(
+        description="Total participants: a user's first draw beyond it is refused "
+        "(`activity_full`); users already in keep drawing. Null: no cap."
+    )
+    perfect_activity: bool = Field(
+        description="100 % win: every draw wins a real prize while stock lasts; the misses "
+        "are not drawn and each prize's `perfect_chance` is its chance."
+    )
+
+    @classmethod
+    def of(cls, c: Caps) -> CapsOut:
+        return cls(
+            award_num_limit=c.winners, join_people_total_limit=c.participants,
+            perfect_activity=c.perfect,
+        )  # fmt: skip
+
+
 class ActivityOut(BaseModel):
     model_config = examples_of(examples.ACTIVITY)
 
@@ -55,12 +83,14 @@ class ActivityOut(BaseModel):
     end_at: datetime
     time_zone: str
     strategy_id: int
+    caps: CapsOut
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
         return cls(
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
+            caps=CapsOut.of(a.caps),
         )  # fmt: skip
 
 
@@ -73,12 +103,18 @@ class PrizeOut(BaseModel):
     stock: int | None = Field(description="Units in all; null: unlimited.")
     stock_left: int | None
     lock_after: int | None = Field(description="The draw count from which it can be won.")
+    perfect_chance: str | None = Field(
+        default=None,
+        description="In a 100 % win activity: its chance now, an exact fraction (the real "
+        "prizes' rates renormalised over those with stock left); null in any other.",
+    )
 
     @classmethod
     def of(cls, p: PublishedPrize) -> PrizeOut:
+        chance = None if p.perfect_chance is None else str(p.perfect_chance)
         return cls(
             award_id=p.award_id, title=p.title, rate=p.rate, stock=p.stock,
-            stock_left=p.stock_left, lock_after=p.lock_after,
+            stock_left=p.stock_left, lock_after=p.lock_after, perfect_chance=chance,
         )  # fmt: skip
 
 
@@ -103,6 +139,12 @@ class OddsOut(BaseModel):
         default_factory=CapsIO,
         description="Per person in the activity: a win these caps stop is the fallback.",
     )
+    winners_left: int | None = Field(
+        default=None, description="Winners the activity's `award_num_limit` still allows."
+    )
+    participants_left: int | None = Field(
+        default=None, description="New participants its `join_people_total_limit` still takes."
+    )
 
     @classmethod
     def of(cls, o: PublishedOdds) -> OddsOut:
@@ -116,7 +158,9 @@ class OddsOut(BaseModel):
             weight_tiers=[
                 TierOut(threshold=t, award_ids=sorted(a)) for t, a in sorted(o.weight_tiers.items())
             ],
-            per_person_caps=CapsIO.of(o.caps),
+            per_person_caps=CapsIO.of(o.person_caps),
+            winners_left=o.caps_left.get(Cap.WINNERS),
+            participants_left=o.caps_left.get(Cap.PARTICIPANTS),
         )
 
 
@@ -256,6 +300,25 @@ class LoadedOut(BaseModel):
     skus: int
     rebates: int = 0
     codes: int = Field(description="Codes new to their pools.")
+    tags: int = 0
+
+
+class CapDriftOut(BaseModel):
+    model_config = examples_of(examples.CAP_DRIFT)
+
+    cap: str = Field(description="`winners` (award_num_limit) or `participants`.")
+    limit: int
+    claims: int = Field(description="Slots held: by claims where Redis counts, else counted.")
+    counted: int = Field(description="What the award rows hold: real wins, or users who drew.")
+    leaked: int = Field(description="Slots held by draws that did not commit.")
+    over: int = Field(description="Counted beyond the limit: must be 0.")
+
+    @classmethod
+    def of(cls, d: CapDrift) -> CapDriftOut:
+        return cls(
+            cap=d.cap.name.lower(), limit=d.limit, claims=d.claims, counted=d.counted,
+            leaked=d.leaked, over=d.over,
+        )  # fmt: skip
 
 
 class PrizeDriftOut(BaseModel):

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import date
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Protocol
 
+from raffle.domain.profile_fields import PhoneTaken
 from raffle.domain.profiles import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class StoredProfile:
+    profile: Profile
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileQuery:
+    """What operators search profiles by; every part given must match."""
+
+    user_prefix: str = ""
+    phone: str | None = None  # E.164
+    level: int | None = None
+    region: str | None = None
 
 
 class ProfileRepository(Protocol):
@@ -14,8 +32,37 @@ class ProfileRepository(Protocol):
 
     async def get(self, user_id: str) -> Profile | None: ...
 
-    async def put(self, profile: Profile) -> None:
-        """Insert the profile, or replace the user's."""
+    async def stored(self, user_id: str) -> StoredProfile | None: ...
+
+    async def many(self, user_ids: Collection[str]) -> dict[str, Profile]:
+        """The stored profiles of these users, by user id (those without one: absent)."""
+        ...
+
+    async def for_change(self, user_ids: Collection[str]) -> dict[str, Profile]:
+        """`many`, each row locked until the transaction ends: a change made from what it
+        read is not lost to another made at once."""
+        ...
+
+    async def phone_owners(self, phones: Collection[str]) -> dict[str, str]:
+        """The user whose profile has each of these numbers, by number."""
+        ...
+
+    async def put(self, profile: Profile, at: datetime) -> None:
+        """Insert the profile, or replace the user's, as changed `at`; PhoneTaken (and
+        nothing else of the transaction undone) when another user's profile has its phone;
+        Contention (run the transaction again) when the user's profile was created by
+        another transaction since this one found none."""
+        ...
+
+    async def put_all(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:
+        """`put` for each profile (of distinct users); those refused because another user
+        has their phone, by user id. The others are written."""
+        ...
+
+    async def search(
+        self, query: ProfileQuery, after: str | None, limit: int
+    ) -> list[StoredProfile]:
+        """Up to `limit` profiles matching `query`, by user id, from the first after `after`."""
         ...
 
     async def page(self, after: str | None, limit: int) -> Sequence[Profile]:

@@ -13,6 +13,7 @@ from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import User, UserStatus
+from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
@@ -159,4 +160,5 @@ class UnitOfWork(Transaction, Protocol):
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
     participation: ParticipationRepository
+    profiles: ProfileRepository
     route_trees: RouteTreeRepository

@@ -52,6 +52,9 @@ class Attempt:
     stock: PrizeStock
     rng: RandomSource
     now: datetime
+    # The activity's cap counters (service/caps.py): slots taken like stock, with the
+    # activity as the "strategy" and the Cap as the "award". None: the activity has none.
+    caps: PrizeStock | None = None
     entry: Entry | None = None  # the activity's policies and caps for the user, if it has any
 
     def claim(self) -> Claim:

@@ -104,6 +104,11 @@ class WinRepository(Protocol):
         """How many wins of this prize this shard holds (for stock reconciliation)."""
         ...
 
+    async def entrants(self, activity_id: int) -> int:
+        """How many users drew in the activity on this shard (every draw records a win, if
+        only "thanks"): what a participants cap counted."""
+        ...
+
     async def present(self, order_ids: Sequence[str]) -> set[str]:
         """Those of `order_ids` that have an award record on this shard."""
         ...

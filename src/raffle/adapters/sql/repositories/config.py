@@ -12,6 +12,7 @@ from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import insert_ignore, upsert
 from raffle.adapters.sql.tables import config as tables
 from raffle.domain.activity import Activity, ActivityState
+from raffle.domain.caps import Caps
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.users import User, UserStatus
 
@@ -31,6 +32,9 @@ class SqlActivityRepository:
             "time_zone": activity.time_zone,
             "state": activity.state.value,
             "welcome_pack": activity.welcome_pack,
+            "award_num_limit": activity.caps.winners,
+            "join_people_total_limit": activity.caps.participants,
+            "perfect_activity": activity.caps.perfect,
         }
         # Reloading a campaign file must not reset a running activity: once stored, the
         # state moves only through compare_and_set.
@@ -235,6 +239,7 @@ def _activity(row: Row[Any]) -> Activity:
         description=row.description,
         state=ActivityState(row.state),
         welcome_pack=row.welcome_pack,
+        caps=Caps(row.award_num_limit, row.join_people_total_limit, bool(row.perfect_activity)),
     )
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import Row, delete, insert, select
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import upsert
-from raffle.adapters.sql.tables.participation import activity_cap, participation_policy
+from raffle.adapters.sql.tables.participation import person_cap, participation_policy
 from raffle.domain.policies import Caps, Limit, Participation, Period, Policy
 
 
@@ -18,7 +18,7 @@ class SqlParticipationRepository:
         self._connection = connection
 
     async def get(self, activity_id: int) -> Participation:
-        p, c = participation_policy, activity_cap
+        p, c = participation_policy, person_cap
         rows = await self._connection.execute(select(p).where(p.c.activity_id == activity_id))
         policies = tuple(_policy(row) for row in rows)
         caps = await self._connection.execute(select(c).where(c.c.activity_id == activity_id))
@@ -39,7 +39,7 @@ class SqlParticipationRepository:
             "wins_period": caps.wins.period.value if caps.wins else None,
             "once_per_prize": caps.once_per_prize,
         }
-        await self._connection.execute(upsert(self._connection.dialect, activity_cap, row))
+        await self._connection.execute(upsert(self._connection.dialect, person_cap, row))
 
 
 def _policy_row(activity_id: int, policy: Policy) -> dict[str, Any]:

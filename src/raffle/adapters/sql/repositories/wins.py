@@ -56,6 +56,11 @@ class SqlWinRepository:
         rows = await self._connection.execute(query)
         return {(int(award), WinState(state)): int(n) for award, state, n in rows}
 
+    async def entrants(self, activity_id: int) -> int:
+        w = self._table
+        query = select(func.count(w.c.user_id.distinct())).where(w.c.activity_id == activity_id)
+        return int(await self._connection.scalar(query) or 0)
+
     async def present(self, order_ids: Sequence[str]) -> set[str]:
         w = self._table
         query = select(w.c.order_id).where(w.c.order_id.in_(order_ids))

@@ -6,6 +6,8 @@ id, are in `shard_tables`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -17,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 from sqlalchemy.dialects.mysql import VARCHAR
 
@@ -95,21 +98,37 @@ strategy_rule = Table(
     mysql_charset="utf8mb4",
 )
 
-activity = Table(
-    "activity",
-    metadata,
-    Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
-    Column("name", String(64), nullable=False),
-    Column("description", String(255), nullable=False),
-    Column("strategy_id", BigInteger, nullable=False),
-    Column("begin_at", UtcDateTime, nullable=False),
-    Column("end_at", UtcDateTime, nullable=False),
-    Column("time_zone", String(64), nullable=False),
-    Column("state", String(16), nullable=False),
-    Column("welcome_pack", BigInteger, nullable=True),
-    Index(None, "strategy_id"),
-    mysql_charset="utf8mb4",
-)
+
+def caps_columns() -> list[Column[Any]]:
+    """An activity's caps (domain `Caps`), added by migration 0015: rows from before have none."""
+    return [
+        Column("award_num_limit", Integer, nullable=True),
+        Column("join_people_total_limit", Integer, nullable=True),
+        Column("perfect_activity", Boolean, nullable=False, server_default=false()),
+    ]
+
+
+def define_activity(metadata: MetaData, *, caps: bool = True) -> Table:
+    """Activities; as migration 0002 made them with `caps=False`."""
+    return Table(
+        "activity",
+        metadata,
+        Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
+        Column("name", String(64), nullable=False),
+        Column("description", String(255), nullable=False),
+        Column("strategy_id", BigInteger, nullable=False),
+        Column("begin_at", UtcDateTime, nullable=False),
+        Column("end_at", UtcDateTime, nullable=False),
+        Column("time_zone", String(64), nullable=False),
+        Column("state", String(16), nullable=False),
+        Column("welcome_pack", BigInteger, nullable=True),
+        *(caps_columns() if caps else []),
+        Index(None, "strategy_id"),
+        mysql_charset="utf8mb4",
+    )
+
+
+activity = define_activity(metadata)
 
 quota_pack = Table(
     "quota_pack",
@@ -188,6 +207,19 @@ stock_claim = Table(
     metadata,
     Column("strategy_id", BigInteger, primary_key=True, autoincrement=False),
     Column("award_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("slot", Integer, primary_key=True, autoincrement=False),
+    Column("order_id", String(32), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+# One row per slot of an activity's counted cap (domain `Cap`: winners, participants) handed
+# out, held by the order of the draw that took it: as `stock_claim` for prize stock, the
+# primary key makes "counted <= limit" a database constraint across every shard.
+activity_cap_claim = Table(
+    "activity_cap_claim",
+    metadata,
+    Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("cap", Integer, primary_key=True, autoincrement=False),
     Column("slot", Integer, primary_key=True, autoincrement=False),
     Column("order_id", String(32), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),

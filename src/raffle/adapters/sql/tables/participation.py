@@ -28,16 +28,16 @@ participation_policy = Table(
     mysql_charset="utf8mb4",
 )
 
-activity_cap = Table(
-    "activity_cap",
+person_cap = Table(
+    "person_cap",
     metadata,
     Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
-    Column("wins_limit", Integer, nullable=True),  # per person
+    Column("wins_limit", Integer, nullable=True),  # per person, in the activity
     Column("wins_period", String(16), nullable=True),
     Column("once_per_prize", Boolean, nullable=False),
 )
 
-CONFIG_TABLES = (participation_policy, activity_cap)
+CONFIG_TABLES = (participation_policy, person_cap)
 
 
 @cache

@@ -16,6 +16,7 @@ from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import (
     AccountOut,
     ActivityOut,
+    CapDriftOut,
     LoadedOut,
     PrizeDriftOut,
     TopUpIn,
@@ -23,6 +24,7 @@ from raffle.entrypoints.http.schemas import (
 )
 from raffle.service.activities import change_state
 from raffle.service.campaigns import load_campaign
+from raffle.service.cap_counts import cap_report
 from raffle.service.quotas import TopUp, top_up
 from raffle.service.reconcile import stock_report
 
@@ -42,9 +44,8 @@ async def import_campaign(
     """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
 
     async def run() -> LoadedOut:
-        loaded = await load_campaign(
-            parse_campaign(text, "request body"), raffle.uow(), clock=raffle.clock
-        )
+        campaign = parse_campaign(text, "request body")
+        loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock)
         raffle.catalogue.forget()
         return LoadedOut(
             awards=loaded.awards,
@@ -53,6 +54,7 @@ async def import_campaign(
             skus=loaded.skus,
             rebates=loaded.rebates,
             codes=loaded.codes,
+            tags=loaded.tags,
         )
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
@@ -118,3 +120,18 @@ async def reconciliation(
         claims=raffle.claims,
     )
     return [PrizeDriftOut.of(p) for p in found]
+
+
+@router.get("/activities/{activity_id}/caps", responses=documented(401, 403, 404))
+async def caps_reconciliation(
+    activity_id: ActivityId, session: AdminSession, raffle: RaffleDep
+) -> list[CapDriftOut]:
+    """Each counted cap of the activity (total winners, total participants): its limit, the
+    slots held and what the award rows count. `leaked` 0 and `over` 0 is a healthy activity
+    (with no draw in flight)."""
+    await raffle.catalogue.activity(activity_id)  # 404 for an unknown activity
+    ledger = raffle.cap_ledger
+    found = await cap_report(
+        raffle.uow, raffle.shards, activity_id, ledger.counts if ledger else None
+    )
+    return [CapDriftOut.of(d) for d in found]

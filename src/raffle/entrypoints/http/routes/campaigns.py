@@ -48,7 +48,7 @@ async def export(
     """Everything stored, as one campaign file that `raffle load` and `POST
     /api/admin/campaigns` accept (`format=json`: the same document as JSON, rates as exact
     decimal text). Code pools list only their codes not handed out yet."""
-    exported = await export_campaign(raffle.uow())
+    exported = await export_campaign(raffle.uow(), raffle.tags)
     if format == "json":
         document = campaign_document(exported.campaign)
         return Response(json.dumps(document, default=_json, ensure_ascii=False), 200,

@@ -74,7 +74,8 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
         hints=raffle.hints,
         metrics=raffle.metrics,
         profiles=raffle.profiles,
-        audience=raffle.audience,
+        audience=raffle.tags,
+        caps=raffle.caps,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])

@@ -38,7 +38,9 @@ async def activities(raffle: RaffleDep) -> list[ActivityOut]:
 async def odds(activity_id: ActivityId, raffle: RaffleDep) -> OddsOut:
     """The activity with its published odds and stock (public; frozen once it runs)."""
     return OddsOut.of(
-        await published_odds(activity_id, catalogue=raffle.catalogue, stock=raffle.stock)
+        await published_odds(
+            activity_id, catalogue=raffle.catalogue, stock=raffle.stock, caps=raffle.caps
+        )
     )
 
 

@@ -112,7 +112,7 @@ async def my(
         tree,
         uow=raffle.uow,
         profiles=raffle.profiles,
-        audience=raffle.audience,
+        audience=raffle.tags,
         clock=raffle.clock,
     )
     return RouteOut.of(tree, found)

@@ -41,7 +41,8 @@ export function newKey() {
 
 // `key`: an Idempotency-Key, so a retry (or a double click) cannot act twice. Every
 // state-changing call gets one; pass your own to make two calls the same request.
-export async function api(path, { method = "GET", json, text, key } = {}) {
+// `text` is sent as `type` (a campaign file's YAML unless told).
+export async function api(path, { method = "GET", json, text, type = "application/yaml", key } = {}) {
   const headers = {};
   if (session.token) headers.Authorization = `Bearer ${session.token}`;
   if (method !== "GET") headers["Idempotency-Key"] = key ?? newKey();
@@ -50,7 +51,7 @@ export async function api(path, { method = "GET", json, text, key } = {}) {
     headers["Content-Type"] = "application/json";
     body = JSON.stringify(json);
   } else if (text !== undefined) {
-    headers["Content-Type"] = "application/yaml";
+    headers["Content-Type"] = type;
     body = text;
   }
   let answer;
@@ -60,8 +61,8 @@ export async function api(path, { method = "GET", json, text, key } = {}) {
     throw new Problem(0, { code: "network" });
   }
   if (answer.status === 204) return null;
-  const type = answer.headers.get("content-type") ?? "";
-  const data = type.includes("json") ? await answer.json() : await answer.text();
+  const answered = answer.headers.get("content-type") ?? "";
+  const data = answered.includes("json") ? await answer.json() : await answer.text();
   if (!answer.ok) {
     const problem = new Problem(answer.status, typeof data === "object" ? data : {});
     if (problem.code === "not_authenticated") session.token = null;

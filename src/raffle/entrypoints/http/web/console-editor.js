@@ -145,6 +145,7 @@ export class Editor {
       h("div", { class: "row" },
         ...timeFields(a, at),
         choice("Welcome pack", `${at}.welcome_pack`, a.welcome_pack, (v) => (a.welcome_pack = v), () => this.packChoices(), { optional: "none" })),
+      capsFields(a, at),
       this.skus(a));
   }
 
@@ -275,4 +276,18 @@ function button(label, testid, onclick) {
 
 export function badge(state) {
   return { running: "ok", approved: "ok", submitted: "warn", refused: "bad", closed: "bad" }[state] ?? "";
+}
+
+// The activity's caps (seed 004), published with its odds: blank is no cap.
+function capsFields(a, at) {
+  const set = (key) => (v) => (v === undefined ? delete a[key] : (a[key] = v));
+  const perfect = h("input", {
+    type: "checkbox", id: `f-${at.replaceAll(".", "-")}-perfect_activity`, checked: Boolean(a.perfect_activity),
+    dataset: { at: `${at}.perfect_activity` },
+    onchange: (event) => (event.target.checked ? (a.perfect_activity = true) : delete a.perfect_activity),
+  });
+  return h("div", { class: "row" },
+    field("Total winners", `${at}.award_num_limit`, a.award_num_limit, set("award_num_limit"), { type: "number", read: integer, hint: "no cap" }),
+    field("Total participants", `${at}.join_people_total_limit`, a.join_people_total_limit, set("join_people_total_limit"), { type: "number", read: integer, hint: "no cap" }),
+    h("label", {}, perfect, "100 % win (misses not drawn)"));
 }

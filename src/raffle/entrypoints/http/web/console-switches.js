@@ -19,6 +19,7 @@ function describe(name) {
   if ((m = name.match(/^activity\.(\d+)\.draws$/))) return ["draws", `Draws of activity ${m[1]}`];
   if ((m = name.match(/^strategy\.(\d+)\.rule\.weight$/))) return ["rules", `Strategy ${m[1]}: weight tiers`];
   if ((m = name.match(/^strategy\.(\d+)\.rule\.lock\.(\d+)$/))) return ["rules", `Strategy ${m[1]}: lock of prize ${m[2]}`];
+  if ((m = name.match(/^profile\.edit\.(\w+)$/))) return ["profile", `Players may change their ${m[1].replace("_", " ")}`];
   return ["limits", LIMIT_LABELS[name] ?? name];
 }
 
@@ -26,6 +27,7 @@ const GROUPS = {
   service: "Service",
   draws: "Draws (off: players are told draws are paused, nothing is spent)",
   rules: "Rules (off: taken out of the draws and of the published odds)",
+  profile: "Profile fields (on: players may change it in their own profile)",
   limits: "Limits",
 };
 

@@ -101,17 +101,36 @@ export function prizeList(prizes, names, onSave, shown, onMore) {
 
 export const percent = (rate) => `${(Number(rate) * 100).toFixed(4).replace(/\.?0+$/, "")}%`;
 
+// An exact fraction ("1/3") as the API publishes a 100 % win activity's chances.
+const ratio = (text) => text.split("/").map(Number).reduce((a, b) => a / b);
+
 export function oddsTable(odds) {
+  const caps = odds.activity.caps;
+  const chance = (p) => (caps.perfect_activity ? percent(ratio(p.perfect_chance ?? "0")) : percent(p.rate));
   const rows = odds.prizes.map((p) => h("tr", { "data-award": p.award_id },
-    h("td", {}, p.title), h("td", {}, percent(p.rate)),
+    h("td", {}, p.title), h("td", {}, chance(p)),
     h("td", {}, p.stock === null ? t("odds.unlimited") : `${p.stock_left ?? "?"} / ${p.stock}`),
     h("td", {}, p.lock_after ? t("odds.from_draw", { n: p.lock_after }) : "")));
-  if (Number(odds.fallback_rate) > 0 && !odds.prizes.some((p) => p.award_id === odds.fallback_award_id)) {
+  if (!caps.perfect_activity && Number(odds.fallback_rate) > 0 && !odds.prizes.some((p) => p.award_id === odds.fallback_award_id)) {
     rows.push(h("tr", { "data-award": odds.fallback_award_id },
       h("td", {}, odds.fallback_title), h("td", {}, percent(odds.fallback_rate)),
       h("td", {}, t("odds.unlimited")), h("td", {})));
   }
   return h("div", { class: "scroll" }, h("table", { "data-testid": "odds" },
     h("thead", {}, h("tr", {}, [t("odds.prize"), t("odds.chance"), t("odds.stock"), t("odds.locked")].map((text) => h("th", {}, text)))),
-    h("tbody", {}, rows)));
+    h("tbody", {}, rows)), capsNotes(odds));
+}
+
+// The caps that can change an outcome, said with the odds: nothing hidden.
+function capsNotes(odds) {
+  const caps = odds.activity.caps;
+  const notes = [];
+  if (caps.perfect_activity) notes.push(t("odds.perfect", { fallback: odds.fallback_title }));
+  if (caps.award_num_limit !== null) {
+    notes.push(t("odds.cap_winners", { n: caps.award_num_limit, left: odds.winners_left ?? "?", fallback: odds.fallback_title }));
+  }
+  if (caps.join_people_total_limit !== null) {
+    notes.push(t("odds.cap_participants", { n: caps.join_people_total_limit, left: odds.participants_left ?? "?" }));
+  }
+  return notes.length ? h("ul", { class: "muted", "data-testid": "caps" }, notes.map((note) => h("li", {}, note))) : null;
 }

@@ -25,7 +25,7 @@ down_revision: str | Sequence[str] | None = "0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-CONFIG_TABLES = ("activity", "quota_pack", "sku", "idempotency", "stock_claim")
+CONFIG_TABLES = ("quota_pack", "sku", "idempotency", "stock_claim")
 # The shard tables of this revision, by name without the index suffix: tables added to
 # `ShardTables` later are created by their own migrations.
 SHARD_TABLES = ("quota_account", "quota_day", "quota_month", "top_up_order", "raffle_order",
@@ -38,11 +38,11 @@ def _tables() -> list[sa.Table]:
         return [t for t in made.all if t.name[:-4] in SHARD_TABLES]
 
     config = [tables.metadata.tables[name] for name in CONFIG_TABLES]
-    # The accounts and sessions as they were then: 0009 adds to them.
-    users = tables.define_users(
-        sa.MetaData(naming_convention=tables.NAMING_CONVENTION), status=False
-    )
-    return new_tables.of_revision([*config, *users], shard)
+    # The accounts, sessions and activities as they were then: 0009 and 0015 add to them.
+    then = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
+    users = tables.define_users(then, status=False)
+    activity = tables.define_activity(then, caps=False)  # 0015 adds the caps
+    return new_tables.of_revision([activity, *config, *users], shard)
 
 
 def upgrade() -> None:

@@ -2,7 +2,7 @@
 table; the policy that admitted each raffle order.
 
 Revision ID: 0013
-Revises: 0014
+Revises: 0012
 Create Date: 2026-11-24
 """
 
@@ -18,7 +18,7 @@ from raffle.adapters.sql.tables.participation import CONFIG_TABLES, define
 from raffle.adapters.sql.tables.shard import policy_column
 
 revision: str = "0013"
-down_revision: str | Sequence[str] | None = "0014"
+down_revision: str | Sequence[str] | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
