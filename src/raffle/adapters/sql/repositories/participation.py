@@ -9,7 +9,7 @@ from sqlalchemy import Row, delete, insert, select
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import upsert
-from raffle.adapters.sql.tables.participation import person_cap, participation_policy
+from raffle.adapters.sql.tables.participation import participation_policy, person_cap
 from raffle.domain.policies import Caps, Limit, Participation, Period, Policy
 
 
