@@ -35,7 +35,7 @@ async def test_a_player_outside_every_policy_is_refused_with_the_reasons_and_kee
     assert (await _put(api, root, body)).status_code == 200
     stored = (await api.client.get(POLICIES, headers=root)).json()
     assert [p["policy_id"] for p in stored["policies"]] == [1, 2]
-    assert stored["caps"] == {"wins": None, "once_per_prize": False}
+    assert stored["person_caps"] == {"wins": None, "once_per_prize": False}
 
     refused = await api.client.post(DRAWS, headers=pete)
 
@@ -58,7 +58,7 @@ async def test_policies_are_for_operators_and_a_running_activitys_caps_are_fixed
 ) -> None:
     root, pete = await api.login("root", admin=True), await api.login("pete")
     assert (await api.client.get(POLICIES, headers=pete)).status_code == 403
-    capped = {"caps": {"wins": {"count": 1, "period": "day"}}}
+    capped = {"person_caps": {"wins": {"count": 1, "period": "day"}}}
     frozen = await _put(api, root, capped)
     assert (frozen.status_code, frozen.json()["code"]) == (409, "odds_frozen")
     twice = {"policies": [{"policy_id": 1, "priority": 1}, {"policy_id": 1, "priority": 2}]}

@@ -23,11 +23,11 @@ from raffle.domain.policies import (
     LEVEL_REQUIRED,
     NOT_IN_AUDIENCE,
     WIN_LIMIT_REACHED,
-    Caps,
     Limit,
     NotAdmitted,
     Participation,
     Period,
+    PersonCaps,
     Policy,
 )
 from raffle.domain.quota import NoChances, QuotaPack
@@ -121,7 +121,7 @@ async def test_the_activitys_win_a_day_cap_turns_499_of_500_wins_into_the_fallba
     build: Build,
 ) -> None:
     raffle = await build(campaign(), SettableClock(NOON))
-    await configure(raffle, Participation(ACTIVITY, caps=Caps(Limit(1, Period.DAY))))
+    await configure(raffle, Participation(ACTIVITY, caps=PersonCaps(Limit(1, Period.DAY))))
 
     found = await answers(raffle, [Draw("lucky", ACTIVITY) for _ in range(500)])
 
@@ -129,12 +129,12 @@ async def test_the_activitys_win_a_day_cap_turns_499_of_500_wins_into_the_fallba
     assert await chances_left(raffle, "lucky") == 500
     assert await raffle.stock.left(10, PRIZE) == 999  # a capped win takes no stock
     odds = await published_odds(ACTIVITY, catalogue=raffle.catalogue, stock=raffle.stock)
-    assert odds.caps == Caps(Limit(1, Period.DAY))  # published: a capped win is the fallback
+    assert odds.caps == PersonCaps(Limit(1, Period.DAY))  # published: a capped win is the fallback
 
 
 async def test_each_prize_at_most_once_per_person(build: Build) -> None:
     raffle = await build(campaign(), SettableClock(NOON))
-    await configure(raffle, Participation(ACTIVITY, caps=Caps(once_per_prize=True)))
+    await configure(raffle, Participation(ACTIVITY, caps=PersonCaps(once_per_prize=True)))
 
     found = await answers(raffle, [Draw(f"u{n % 7}", ACTIVITY) for n in range(140)])
 

@@ -16,7 +16,7 @@ from raffle.adapters.sql.postgres.participation_sql import (
     record_and_count_sql,
     standings_sql,
 )
-from raffle.adapters.sql.stock_claims import _PG_CLAIMS
+from raffle.adapters.sql.stock_claims import PRIZES, _pg_claims
 from raffle.adapters.sql.unit_of_work import create_engine
 
 TABLES = (1, 3)  # a batch's shard tables, of 4
@@ -91,7 +91,7 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
         standings_sql(TABLES): _standings,
         count_sql(TABLES): _counts,
         record_and_count_sql(TABLES, TABLES): _records_and_counts,
-        _PG_CLAIMS: _slots,
+        _pg_claims(PRIZES): _slots,
     }
     try:
         async with engine.connect() as connection:

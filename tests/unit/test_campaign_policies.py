@@ -1,4 +1,4 @@
-"""An activity's `policies:` and `caps:` in campaign files: read, refused by line, stored
+"""An activity's `policies:` and `person_caps:` in campaign files: read, refused by line, stored
 with the campaign (a file's activity without them has none), exported back."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from raffle.adapters.campaign_file import InvalidCampaignFile, parse_campaign, read_campaign
 from raffle.adapters.campaign_writer import write_campaign
 from raffle.domain.activity import ActivityState
-from raffle.domain.policies import Caps, Limit, Participation, Period, Policy
+from raffle.domain.policies import Limit, Participation, Period, PersonCaps, Policy
 from raffle.service.campaign_export import export_campaign
 from raffle.service.campaigns import FrozenOdds, load_campaign
 from tests.unit.fakes import ConfigStore, FakeUnitOfWork
@@ -28,7 +28,7 @@ def test_the_example_reads_its_policies_by_priority_and_its_caps() -> None:
             Policy(1, 10, "members", frozenset({3, 4, 5}), 0, Limit(3, Period.WEEK)),
             Policy(2, 20, None, frozenset(), 10, Limit(1, Period.DAY), Limit(1, Period.MONTH)),
         ),
-        Caps(Limit(2, Period.MONTH), once_per_prize=True),
+        PersonCaps(Limit(2, Period.MONTH), once_per_prize=True),
     )
 
 
@@ -75,7 +75,7 @@ async def test_a_running_activitys_caps_are_fixed_but_its_policies_may_change() 
     fewer = replace(participation, policies=participation.policies[:1])
     await load_campaign(replace(campaign, participations=(fewer,)), FakeUnitOfWork(config))
     assert config.participation[1] == fewer
-    uncapped = replace(participation, caps=Caps())
+    uncapped = replace(participation, caps=PersonCaps())
     with pytest.raises(FrozenOdds):
         await load_campaign(replace(campaign, participations=(uncapped,)), FakeUnitOfWork(config))
     assert config.participation[1] == fewer

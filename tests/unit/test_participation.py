@@ -12,11 +12,11 @@ from raffle.domain.policies import (
     LEVEL_REQUIRED,
     NOT_IN_AUDIENCE,
     WIN_LIMIT_REACHED,
-    Caps,
     Limit,
     NotAdmitted,
     Participation,
     Period,
+    PersonCaps,
     Policy,
 )
 from raffle.domain.profiles import Profile
@@ -66,7 +66,9 @@ async def test_a_policys_wins_limit_refuses_the_join_after_the_win() -> None:
 
 async def test_the_activitys_wins_cap_turns_a_win_into_the_fallback() -> None:
     w = world(rate="1")
-    w.config.participation[ACTIVITY] = Participation(ACTIVITY, caps=Caps(Limit(1, Period.DAY)))
+    w.config.participation[ACTIVITY] = Participation(
+        ACTIVITY, caps=PersonCaps(Limit(1, Period.DAY))
+    )
     results = [await drawn(w) for _ in range(3)]
     assert [(r.award_id, r.rule) for r in results] == [
         (PRIZE, "default"), (THANKS, "person_cap"), (THANKS, "person_cap"),

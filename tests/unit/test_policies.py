@@ -13,12 +13,12 @@ from raffle.domain.policies import (
     LEVEL_REQUIRED,
     NOT_IN_AUDIENCE,
     WIN_LIMIT_REACHED,
-    Caps,
     Entry,
     Limit,
     NotAdmitted,
     Participation,
     Period,
+    PersonCaps,
     Policy,
     Standing,
     admit,
@@ -50,7 +50,12 @@ def test_a_period_key_is_taken_in_the_activitys_zone(
     assert period.key(at, ZONE) == key
 
 
-def entry(*policies: Policy, caps: Caps = Caps(), early: tuple[str | None, ...] = ()) -> Entry:  # noqa: B008
+NO_CAPS = PersonCaps()
+
+
+def entry(
+    *policies: Policy, caps: PersonCaps = NO_CAPS, early: tuple[str | None, ...] = ()
+) -> Entry:
     participation = Participation(1, policies, caps)
     return Entry(participation, early or (None,) * len(policies), NOW, ZONE)
 
@@ -103,7 +108,7 @@ def test_an_early_refusal_reads_no_counter_of_its_policy() -> None:
 
 def test_a_join_counts_its_policys_joins_and_a_win_its_wins_and_the_caps() -> None:
     policy = Policy(1, 1, joins=Limit(3, Period.WEEK), wins=Limit(1, Period.DAY), points_cost=5)
-    caps = Caps(Limit(2, Period.MONTH), once_per_prize=True)
+    caps = PersonCaps(Limit(2, Period.MONTH), once_per_prize=True)
     admission = admit(entry(policy, caps=caps), Standing({}, balance=5))
     assert admission.cost == 5
     assert admission.counted(7, wins=False) == ["p1:joins:2026-W48"]
@@ -113,7 +118,7 @@ def test_a_join_counts_its_policys_joins_and_a_win_its_wins_and_the_caps() -> No
 
 
 def test_the_caps_stop_a_win_but_never_the_fallback() -> None:
-    caps = Caps(Limit(2, Period.DAY), once_per_prize=True)
+    caps = PersonCaps(Limit(2, Period.DAY), once_per_prize=True)
     fresh = admit(entry(caps=caps), Standing({}))
     assert not fresh.capped(7, wins=True)
     won_seven = admit(entry(caps=caps), Standing({"won:7": 1}))
@@ -132,4 +137,4 @@ def test_policies_are_kept_by_priority_and_their_ids_are_unique() -> None:
     with pytest.raises(InvalidConfig):
         Limit(-1)
     assert Participation(1).empty
-    assert not Participation(1, caps=Caps(once_per_prize=True)).empty
+    assert not Participation(1, caps=PersonCaps(once_per_prize=True)).empty

@@ -20,7 +20,7 @@ from pydantic import (
     field_validator,
 )
 
-from raffle.adapters.campaign_policies import CapsIn, PolicyIn, participation
+from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
@@ -131,7 +131,7 @@ class ActivityIn(_Model):
     state: ActivityState = ActivityState.EDIT  # for a new activity; a stored one keeps its own
     welcome_pack: Id | None = None
     policies: list[PolicyIn] = []  # participation policies: meeting one is enough
-    caps: CapsIn | None = None  # per person: a capped win is the fallback
+    person_caps: PersonCapsIn | None = None  # a capped win is the fallback
     award_num_limit: Count | None = None  # total winners of the activity
     join_people_total_limit: Count | None = None  # total participants
     perfect_activity: bool = False  # "100 % win": every draw wins while stock lasts
@@ -289,7 +289,7 @@ def _participations(
     built = []
     for i, a in items.get("activities", []):
         try:
-            found = participation(a.id, a.policies, a.caps)
+            found = participation(a.id, a.policies, a.person_caps)
         except InvalidConfig as error:
             report(("activities", i, *error.path), error.message)
         else:

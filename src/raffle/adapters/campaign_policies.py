@@ -1,4 +1,4 @@
-"""The `policies:` and `caps:` of an activity in a campaign file: read and written back."""
+"""The `policies:` and `person_caps:` of an activity in a campaign file: read, written back."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from raffle.domain.limits import MAX_COUNT, MAX_ID
-from raffle.domain.policies import Caps, Limit, Participation, Period, Policy
+from raffle.domain.policies import Limit, Participation, Period, PersonCaps, Policy
 
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 
@@ -32,12 +32,14 @@ class PolicyIn(_Model):
     wins: LimitIn | None = None
 
 
-class CapsIn(_Model):
+class PersonCapsIn(_Model):
     wins: LimitIn | None = None
     once_per_prize: bool = False
 
 
-def participation(activity_id: int, policies: list[PolicyIn], caps: CapsIn | None) -> Participation:
+def participation(
+    activity_id: int, policies: list[PolicyIn], caps: PersonCapsIn | None
+) -> Participation:
     """An activity's participation from its file items (InvalidConfig at `policies`)."""
     built = tuple(
         Policy(p.id, p.priority, p.tag, frozenset(p.levels), p.points_cost,
@@ -45,7 +47,9 @@ def participation(activity_id: int, policies: list[PolicyIn], caps: CapsIn | Non
         for p in policies
     )  # fmt: skip
     return Participation(
-        activity_id, built, Caps(_limit(caps.wins), caps.once_per_prize) if caps else Caps()
+        activity_id,
+        built,
+        PersonCaps(_limit(caps.wins), caps.once_per_prize) if caps else PersonCaps(),
     )
 
 
@@ -57,14 +61,14 @@ Flow = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def written(participation: Participation, flow: Flow = dict) -> dict[str, Any]:
-    """The activity's `policies:` and `caps:` as the file writes them, none when empty; each
+    """The activity's `policies:` and `person_caps:` as the file writes them, none when empty; each
     policy and the caps a `flow` mapping (the writer's one-line kind)."""
     found: dict[str, Any] = {}
     if participation.policies:
         found["policies"] = [flow(_policy(p)) for p in participation.policies]
     caps = participation.caps
     if caps.any:
-        found["caps"] = flow({
+        found["person_caps"] = flow({
             **({"wins": _limit_out(caps.wins)} if caps.wins else {}),
             **({"once_per_prize": True} if caps.once_per_prize else {}),
         })  # fmt: skip

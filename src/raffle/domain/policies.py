@@ -75,7 +75,7 @@ class Policy:
 
 
 @dataclass(frozen=True, slots=True)
-class Caps:
+class PersonCaps:
     """Per person, for the whole activity: wins per period, and each prize at most once
     (seed 004's one_person_is_repeat). A capped win becomes the strategy's fallback."""
 
@@ -93,7 +93,7 @@ class Participation:
 
     activity_id: int
     policies: tuple[Policy, ...] = ()
-    caps: Caps = field(default_factory=Caps)
+    caps: PersonCaps = field(default_factory=PersonCaps)
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.policies, key=lambda p: (p.priority, p.policy_id)))

@@ -13,7 +13,7 @@ from raffle.domain.activity import transition as next_state
 from raffle.domain.caps import Cap
 from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import WIN, DrawEngine
-from raffle.domain.policies import Caps
+from raffle.domain.policies import PersonCaps
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
 from raffle.service.catalogue import Catalogue
@@ -74,7 +74,9 @@ class PublishedOdds:
     fallback_title: str
     weight_tiers: dict[int, frozenset[int]]
     caps_left: dict[Cap, int | None]  # slots left of each counted cap; None: not counted yet
-    person_caps: Caps = field(default_factory=Caps)  # per person: a win they stop is the fallback
+    person_caps: PersonCaps = field(
+        default_factory=PersonCaps
+    )  # per person: a win they stop is the fallback
 
 
 def _perfect_chances(

@@ -261,7 +261,7 @@ POLICY: Example = {
 }
 PARTICIPATION: Example = {
     "policies": [POLICY, {"policy_id": 2, "priority": 20, "joins": {"count": 1, "period": "day"}}],
-    "caps": {"wins": {"count": 2, "period": "month"}, "once_per_prize": True},
+    "person_caps": {"wins": {"count": 2, "period": "month"}, "once_per_prize": True},
 }
 TAG: Example = {
     "name": "senior_vip",

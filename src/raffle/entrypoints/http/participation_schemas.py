@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from raffle.domain.policies import Caps, Limit, Participation, Period, Policy
+from raffle.domain.policies import Limit, Participation, Period, PersonCaps, Policy
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.examples import examples_of
@@ -56,17 +56,17 @@ class PolicyIO(BaseModel):
         )  # fmt: skip
 
 
-class CapsIO(BaseModel):
+class PersonCapsIO(BaseModel):
     """Per person in the activity; a capped win is the strategy's fallback."""
 
     wins: LimitIO | None = None
     once_per_prize: bool = Field(False, description="Each prize at most once per person.")
 
-    def caps(self) -> Caps:
-        return Caps(self.wins.limit() if self.wins else None, self.once_per_prize)
+    def caps(self) -> PersonCaps:
+        return PersonCaps(self.wins.limit() if self.wins else None, self.once_per_prize)
 
     @classmethod
-    def of(cls, c: Caps) -> CapsIO:
+    def of(cls, c: PersonCaps) -> PersonCapsIO:
         return cls(wins=LimitIO.of(c.wins), once_per_prize=c.once_per_prize)
 
 
@@ -74,13 +74,15 @@ class ParticipationIO(BaseModel):
     model_config = examples_of(examples.PARTICIPATION)
 
     policies: list[PolicyIO] = Field(default_factory=list, max_length=MAX_POLICIES)
-    caps: CapsIO = Field(default_factory=CapsIO)
+    person_caps: PersonCapsIO = Field(default_factory=PersonCapsIO)
 
     def participation(self, activity_id: int) -> Participation:
         return Participation(
-            activity_id, tuple(p.policy() for p in self.policies), self.caps.caps()
+            activity_id, tuple(p.policy() for p in self.policies), self.person_caps.caps()
         )
 
     @classmethod
     def of(cls, p: Participation) -> ParticipationIO:
-        return cls(policies=[PolicyIO.of(x) for x in p.policies], caps=CapsIO.of(p.caps))
+        return cls(
+            policies=[PolicyIO.of(x) for x in p.policies], person_caps=PersonCapsIO.of(p.caps)
+        )

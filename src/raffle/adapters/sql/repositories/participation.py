@@ -10,7 +10,7 @@ from sqlalchemy import Row, delete, insert, select
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import upsert
 from raffle.adapters.sql.tables.participation import participation_policy, person_cap
-from raffle.domain.policies import Caps, Limit, Participation, Period, Policy
+from raffle.domain.policies import Limit, Participation, Period, PersonCaps, Policy
 
 
 class SqlParticipationRepository:
@@ -23,7 +23,7 @@ class SqlParticipationRepository:
         policies = tuple(_policy(row) for row in rows)
         caps = await self._connection.execute(select(c).where(c.c.activity_id == activity_id))
         found = caps.first()
-        return Participation(activity_id, policies, Caps() if found is None else _caps(found))
+        return Participation(activity_id, policies, PersonCaps() if found is None else _caps(found))
 
     async def save(self, participation: Participation) -> None:
         """Replace the activity's policies and caps with these."""
@@ -73,8 +73,8 @@ def _policy(row: Row[Any]) -> Policy:
     )
 
 
-def _caps(row: Row[Any]) -> Caps:
-    return Caps(_limit(row.wins_limit, row.wins_period), bool(row.once_per_prize))
+def _caps(row: Row[Any]) -> PersonCaps:
+    return PersonCaps(_limit(row.wins_limit, row.wins_period), bool(row.once_per_prize))
 
 
 class SqlCounterRepository:

@@ -79,7 +79,7 @@ export class PoliciesView {
   }
 
   capsFields() {
-    const caps = (this.doc.caps ??= { wins: null, once_per_prize: false });
+    const caps = (this.doc.person_caps ??= { wins: null, once_per_prize: false });
     const amount = h("input", { type: "number", min: 0, value: caps.wins?.count ?? "", placeholder: "no cap", "aria-label": "Wins per person: count",
       oninput: (e) => { caps.wins = e.target.value.trim() === "" ? null : { ...(caps.wins ?? { period: "day" }), count: count(e.target.value) }; } });
     const period = h("select", { "aria-label": "Wins per person: period", onchange: (e) => { if (caps.wins) caps.wins.period = e.target.value; } },
