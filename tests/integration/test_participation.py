@@ -129,7 +129,7 @@ async def test_the_activitys_win_a_day_cap_turns_499_of_500_wins_into_the_fallba
     assert await chances_left(raffle, "lucky") == 500
     assert await raffle.stock.left(10, PRIZE) == 999  # a capped win takes no stock
     odds = await published_odds(ACTIVITY, catalogue=raffle.catalogue, stock=raffle.stock)
-    assert odds.caps == PersonCaps(Limit(1, Period.DAY))  # published: a capped win is the fallback
+    assert odds.person_caps == PersonCaps(Limit(1, Period.DAY))  # published: capped wins fall back
 
 
 async def test_each_prize_at_most_once_per_person(build: Build) -> None:
