@@ -16,6 +16,7 @@ from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatch
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatch
 from raffle.adapters.sql.repositories.participation import SqlCounterRepository
 from raffle.bootstrap import Raffle
+from raffle.domain.caps import Caps
 from raffle.domain.points import PointsKind, PointsOrder
 from raffle.domain.policies import (
     INSUFFICIENT_POINTS,
@@ -62,7 +63,7 @@ async def answers(raffle: Raffle, draws: list[Draw]) -> list[Answer]:
                 return await draw(
                     cmd, catalogue=raffle.catalogue, shards=raffle.shards, stock=raffle.stock,
                     rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
-                    profiles=raffle.profiles, audience=raffle.tags,
+                    profiles=raffle.profiles, audience=raffle.tags, caps=raffle.caps,
                 )  # fmt: skip
             except (NotAdmitted, NoChances) as refused:
                 return refused
@@ -130,6 +131,27 @@ async def test_the_activitys_win_a_day_cap_turns_499_of_500_wins_into_the_fallba
     assert await raffle.stock.left(10, PRIZE) == 999  # a capped win takes no stock
     odds = await published_odds(ACTIVITY, catalogue=raffle.catalogue, stock=raffle.stock)
     assert odds.person_caps == PersonCaps(Limit(1, Period.DAY))  # published: capped wins fall back
+
+
+async def test_a_win_a_person_cap_stops_takes_no_winners_slot_of_the_activity(
+    build: Build,
+) -> None:
+    # Five winners in all (the activity's cap, service/caps.py) and one win a day each (a
+    # per-person cap): the per-person cap is looked at first, so the five slots go to five
+    # different users, however their 50 draws interleave.
+    loaded = campaign()
+    first = replace(loaded.activities[0], caps=Caps(winners=5))
+    raffle = await build(replace(loaded, activities=(first, *loaded.activities[1:])), None)
+    await configure(raffle, Participation(ACTIVITY, caps=PersonCaps(Limit(1, Period.DAY))))
+    draws = [Draw(f"u{n % 10}", ACTIVITY) for n in range(50)]
+
+    found = await answers(raffle, draws)
+
+    winners = [d.user_id for d, a in zip(draws, found, strict=True)
+               if isinstance(a, DrawResult) and a.award_id == PRIZE]  # fmt: skip
+    assert len(winners) == 5
+    assert len(set(winners)) == 5
+    assert kinds(found)["prize"] == 5
 
 
 async def test_each_prize_at_most_once_per_person(build: Build) -> None:
