@@ -1364,6 +1364,13 @@ def parse_args() -> argparse.Namespace:
         help="draws of users with no chance left (each spent its one chance before): refusals/s",
     )
     parser.add_argument(
+        "--policies",
+        action="store_true",
+        help="the bench activity with two participation policies: a tag that holds no one "
+        "first, then everyone with joins and wins counted per day (their counters read and "
+        "written in every draw's transaction)",
+    )
+    parser.add_argument(
         "--request-log",
         action="store_true",
         help="the server logs a line per request (RAFFLE_LOG_LEVEL=info); without it the "
@@ -1436,6 +1443,25 @@ def profiled(
     return load, profile
 
 
+POLICIES = """    policies:
+      - {id: 1, priority: 1, tag: members}
+      - id: 2
+        priority: 2
+        joins: {count: 1000000, period: day}
+        wins: {count: 1000000, period: day}
+"""
+
+
+def with_policies(tmp: Path) -> Path:
+    """bench/campaign.yaml with --policies' two policies on the bench activity."""
+    text = CAMPAIGN.read_text()
+    marker = "    welcome_pack: 991\n"
+    assert text.count(marker) == 1, "the bench activity's welcome pack line moved"
+    path = tmp / "campaign-policies.yaml"
+    path.write_text(text.replace(marker, marker + POLICIES))
+    return path
+
+
 def _git_state() -> str:
     """The commit measured, and whether src/ had uncommitted changes (read-only git)."""
 
@@ -1469,6 +1495,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
             "deliveries": args.deliveries,
             "first_visits": args.first_visits,
             "refusals": args.refusals,
+            "policies": args.policies,
             "pg_set": args.pg_set,
             "pool_size": args.pool_size,
             "connections": args.connections,
@@ -1482,7 +1509,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     }
     print(f"preparing {backend.name} in {tmp}")
     raffle_cli(env, "migrate")
-    raffle_cli(env, "load", str(CAMPAIGN))
+    raffle_cli(env, "load", str(with_policies(tmp) if args.policies else CAMPAIGN))
     tokens, warm_tokens = make_players(args, tmp, backend)
     server = start_server(env, args.workers, tmp)
     answered = 0

@@ -245,7 +245,7 @@ async def test_the_openapi_document_lists_every_route(api: Api) -> None:
         if status != "201"
     }
     problem = {"$ref": "#/components/schemas/Problem"}
-    assert problems == dict.fromkeys(("401", "404", "409", "422", "429", "503"), problem)
+    assert problems == dict.fromkeys(("401", "403", "404", "409", "422", "429", "503"), problem)
     # the draw's answer, on its own, is the model FastAPI documents for other routes
     alone: dict[str, Any] = {"paths": {}}
     draw_route.document(alone)

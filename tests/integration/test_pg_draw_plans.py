@@ -11,7 +11,12 @@ from typing import Any
 
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.postgres.draw_batch_sql import consume_sql, open_sql, record_sql
-from raffle.adapters.sql.stock_claims import _PG_CLAIMS
+from raffle.adapters.sql.postgres.participation_sql import (
+    count_sql,
+    record_and_count_sql,
+    standings_sql,
+)
+from raffle.adapters.sql.stock_claims import PRIZES, _pg_claims
 from raffle.adapters.sql.unit_of_work import create_engine
 
 TABLES = (1, 3)  # a batch's shard tables, of 4
@@ -37,12 +42,36 @@ def _welcomes(size: int, run: int) -> list[list[Any]]:
 
 def _records(size: int, run: int) -> list[list[Any]]:
     ids = [f"{run:04d}{n:028d}" for n in range(size)]
-    order = [ids, ids, [1] * size, [2] * size, [1] * size, ["ok"] * size, ids, [AT] * size]
+    order = [ids, ids, [1] * size, [2] * size, [1] * size, ["ok"] * size, ids, [AT] * size,
+             [7] * size]  # fmt: skip
     win = [ids, ids, [1] * size, [2] * size, [3] * size, [None] * size, ["r"] * size,
            ["create"] * size, [AT] * size]  # fmt: skip
     outbox = [ids, ["t"] * size, ids, ["{}"] * size, ["create"] * size, [0] * size,
               [AT] * size, [AT] * size]  # fmt: skip
     return (order + win + outbox) * len(TABLES)
+
+
+def _standings(size: int, run: int) -> list[list[Any]]:
+    """Participation's reads: two counters per draw, and each draw's points account."""
+    users = [f"user{run}-{n}" for n in range(size)]
+    counters = [[n for n in range(size) for _ in "jw"], [u for u in users for _ in "jw"],
+                [1] * 2 * size, ["p1:joins:all", "p1:wins:all"] * size]  # fmt: skip
+    return [*counters, list(range(size)), users] * len(TABLES)
+
+
+def _counts(size: int, run: int) -> list[list[Any]]:
+    """Participation's writes: a counter and a debit per draw (then rolled back)."""
+    users, ids = (
+        [f"user{run}-{n}" for n in range(size)],
+        [f"{run:04d}{n:020d}" for n in range(size)],
+    )
+    added = [users, [1] * size, ["p1:joins:all"] * size]
+    debits = [ids, users, [3] * size, ids, ["draw"] * size, [AT] * size]
+    return (added + debits) * len(TABLES)
+
+
+def _records_and_counts(size: int, run: int) -> list[list[Any]]:
+    return _records(size, run) + _counts(size, run)
 
 
 def _slots(size: int, run: int) -> list[list[Any]]:
@@ -59,7 +88,10 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
         consume_sql(TABLES): _claims,
         open_sql(TABLES): _welcomes,
         record_sql(TABLES): _records,
-        _PG_CLAIMS: _slots,
+        standings_sql(TABLES): _standings,
+        count_sql(TABLES): _counts,
+        record_and_count_sql(TABLES, TABLES): _records_and_counts,
+        _pg_claims(PRIZES): _slots,
     }
     try:
         async with engine.connect() as connection:

@@ -24,6 +24,7 @@ from raffle.adapters.sql.tables.config import (
     strategy_rule,
 )
 from raffle.adapters.sql.tables.delivery import define as define_delivery
+from raffle.adapters.sql.tables.participation import define as define_participation
 from raffle.adapters.sql.tables.shard import define
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.awards import Award, AwardKind
@@ -31,7 +32,10 @@ from raffle.domain.errors import InvalidConfig
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 from raffle.service.ports import UnitOfWork
 
-TABLES = {"award", "strategy", "strategy_prize", "strategy_rule", "campaign_load", "route_tree"}
+TABLES = {
+    "award", "strategy", "strategy_prize", "strategy_rule", "campaign_load", "route_tree",
+    "participation_policy", "person_cap", "participation_000",
+}  # fmt: skip
 BIG_ID = 2**40  # beyond a 32-bit INTEGER: ids are BIGINT everywhere
 
 FULL = Strategy(
@@ -120,6 +124,7 @@ async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine
         points_tables.define(0, expected)
         prize_tables.define(0, expected)  # (importing it put code_pool in `metadata`)
         define_delivery(0, expected)
+        define_participation(0, expected)
         return list(compare_metadata(MigrationContext.configure(connection), expected))
 
     async with engine.connect() as connection:

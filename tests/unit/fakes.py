@@ -20,6 +20,7 @@ from raffle.domain.delivery import Grant
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
+from raffle.domain.policies import Participation
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.route_trees import RouteTree, TreeVersion
@@ -85,6 +86,7 @@ class ConfigStore:
     # pool -> code -> (order_id, user_id) once handed out
     codes: dict[str, dict[str, tuple[str, str] | None]] = field(default_factory=dict)
     loads: int = 0  # campaign loads committed
+    participation: dict[int, Participation] = field(default_factory=dict)
     # name -> every version saved, in order (None: a deletion)
     route_trees: dict[str, list[TreeVersion | None]] = field(default_factory=dict)
 
@@ -308,6 +310,17 @@ class FakeRebateRules:
         return [r for _, r in sorted(self.s.rebate_rules.items())]
 
 
+class FakeParticipation:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def get(self, activity_id: int) -> Participation:
+        return self.s.participation.get(activity_id) or Participation(activity_id)
+
+    async def save(self, participation: Participation) -> None:
+        self.s.participation[participation.activity_id] = participation
+
+
 class FakeUnitOfWork(_Transaction):
     store: ConfigStore
 
@@ -329,6 +342,7 @@ class FakeUnitOfWork(_Transaction):
         self.rebate_rules = FakeRebateRules(self.store)
         self.code_pools = FakeCodePools(self.store)
         self.campaign_loads = FakeCampaignLoads(self.store)
+        self.participation = FakeParticipation(self.store)
         self.route_trees = FakeRouteTrees(self.store)
 
 
@@ -352,6 +366,7 @@ class ShardStore:
     grants: dict[tuple[str, str], AccessGrant] = field(default_factory=dict)
     shipments: dict[str, Shipment] = field(default_factory=dict)
     deliveries: dict[str, Grant] = field(default_factory=dict)
+    counters: dict[tuple[str, int, str], int] = field(default_factory=dict)
 
 
 class FakeQuotas:
@@ -643,6 +658,22 @@ class FakeShipments:
         return {o: self.s.shipments[o] for o in order_ids if o in self.s.shipments}
 
 
+class FakeCounters:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def counts(
+        self, user_id: str, activity_id: int, counters: Collection[str]
+    ) -> dict[str, int]:
+        found = ((c, self.s.counters.get((user_id, activity_id, c), 0)) for c in counters)
+        return {c: n for c, n in found if n}
+
+    async def add(self, user_id: str, activity_id: int, counters: Collection[str]) -> None:
+        for c in counters:
+            key = (user_id, activity_id, c)
+            self.s.counters[key] = self.s.counters.get(key, 0) + 1
+
+
 class FakeShardUnitOfWork(_Transaction):
     store: ShardStore
 
@@ -663,6 +694,7 @@ class FakeShardUnitOfWork(_Transaction):
         # Claims commit at once, in the pools' own database (the configuration store).
         self.codes = FakeCodePools(self._config)
         self.deliveries = FakeDeliveries(self.store)
+        self.counters = FakeCounters(self.store)
 
 
 class FakeShards:

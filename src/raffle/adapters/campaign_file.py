@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
@@ -28,6 +29,7 @@ from raffle.domain.caps import Caps
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.fulfilment import CodePool
 from raffle.domain.limits import MAX_COUNT, MAX_ID
+from raffle.domain.policies import Participation
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_checks import InvalidRouteTree
@@ -128,6 +130,8 @@ class ActivityIn(_Model):
     time_zone: Text64 = "Asia/Shanghai"
     state: ActivityState = ActivityState.EDIT  # for a new activity; a stored one keeps its own
     welcome_pack: Id | None = None
+    policies: list[PolicyIn] = []  # participation policies: meeting one is enough
+    person_caps: PersonCapsIn | None = None  # a capped win is the fallback
     award_num_limit: Count | None = None  # total winners of the activity
     join_people_total_limit: Count | None = None  # total participants
     perfect_activity: bool = False  # "100 % win": every draw wins while stock lasts
@@ -270,10 +274,27 @@ def _to_domain(
         skus=each("skus", _sku),
         rebates=each("rebates", _rebate),
         code_pools=tuple(pool for _, pool in items.get("code_pools", [])),
+        participations=_participations(items, report),
         trees=each("trees", _tree),
         tags=each("tags", tag_definition),
     )
     return campaign, kept
+
+
+def _participations(
+    items: Items, report: Callable[[Location, str], None]
+) -> tuple[Participation, ...]:
+    """The activities' participation (policies, caps) where they have any; loading the file
+    leaves its other activities with none."""
+    built = []
+    for i, a in items.get("activities", []):
+        try:
+            found = participation(a.id, a.policies, a.person_caps)
+        except InvalidConfig as error:
+            report(("activities", i, *error.path), error.message)
+        else:
+            built += [] if found.empty else [found]
+    return tuple(built)
 
 
 def _in_file(path: Location, kept: dict[str, list[int]]) -> Location:

@@ -10,9 +10,11 @@ from typing import Any
 
 import yaml
 
+from raffle.adapters.campaign_policies import written as written_participation
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
 from raffle.domain.campaign import Campaign
+from raffle.domain.policies import Participation
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_documents import to_document
@@ -28,11 +30,12 @@ class _Flow(dict[str, Any]):
 def campaign_document(campaign: Campaign) -> dict[str, Any]:
     """The campaign as plain data in the file's shape: mappings, lists, ints, text, exact
     decimals (rates) and aware datetimes; sections with nothing in them are left out."""
+    participations = {p.activity_id: p for p in campaign.participations}
     document: dict[str, Any] = {
         "awards": [_award(a) for a in campaign.awards],
         "strategies": [_strategy(s) for s in campaign.strategies],
         "packs": [_pack(p) for p in campaign.packs],
-        "activities": [_activity(a) for a in campaign.activities],
+        "activities": [_activity(a, participations.get(a.id)) for a in campaign.activities],
         "skus": [_sku(s) for s in campaign.skus],
         "rebates": [_rebate(r) for r in campaign.rebates],
         "code_pools": {p.name: list(p.codes) for p in campaign.code_pools},
@@ -106,7 +109,7 @@ def _pack(p: QuotaPack) -> _Flow:
     return _Flow(id=p.id, total=p.total, day=p.day, month=p.month)
 
 
-def _activity(a: Activity) -> dict[str, Any]:
+def _activity(a: Activity, participation: Participation | None) -> dict[str, Any]:
     written: dict[str, Any] = {"id": a.id, "name": a.name}
     if a.description:
         written["description"] = a.description
@@ -119,6 +122,8 @@ def _activity(a: Activity) -> dict[str, Any]:
     }
     if a.welcome_pack is not None:
         written["welcome_pack"] = a.welcome_pack
+    if participation is not None:
+        written |= written_participation(participation, _Flow)
     if a.caps.winners is not None:
         written["award_num_limit"] = a.caps.winners
     if a.caps.participants is not None:

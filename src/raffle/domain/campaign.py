@@ -12,6 +12,7 @@ from raffle.domain.awards import Award, AwardKind
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, Path
 from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
+from raffle.domain.policies import Participation
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_checks import TreeProblem, leaf_problems, structure
@@ -29,6 +30,8 @@ class Campaign:
     skus: tuple[Sku, ...] = ()
     rebates: tuple[RebateRule, ...] = ()
     code_pools: tuple[CodePool, ...] = ()
+    # The activities' policies and caps; an activity of the campaign without one has none.
+    participations: tuple[Participation, ...] = ()
     trees: tuple[RouteTree, ...] = ()  # decision trees, by name
     tags: tuple[TagDefinition, ...] = ()
 
@@ -46,6 +49,11 @@ class Campaign:
             except InvalidConfig as error:
                 found.append(error.at("strategies", i))
         found += self._references()
+        found += _duplicates("participations", [p.activity_id for p in self.participations])
+        activities = {a.id for a in self.activities}
+        for i, p in enumerate(self.participations):
+            if p.activity_id not in activities:
+                found.append(_missing("activity", p.activity_id, ("participations", i)))
         found += self._rebate_problems()
         found += self._code_problems()
         found += definition_problems(self.tags)

@@ -41,6 +41,7 @@ class RaffleOrder:
     state: OrderState
     created_at: datetime
     request_key: str | None = None  # the Idempotency-Key it was made under
+    policy_id: int | None = None  # the participation policy that admitted it, if any
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from fractions import Fraction
@@ -13,6 +13,7 @@ from raffle.domain.activity import transition as next_state
 from raffle.domain.caps import Cap
 from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import WIN, DrawEngine
+from raffle.domain.policies import PersonCaps
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
 from raffle.service.catalogue import Catalogue
@@ -73,6 +74,9 @@ class PublishedOdds:
     fallback_title: str
     weight_tiers: dict[int, frozenset[int]]
     caps_left: dict[Cap, int | None]  # slots left of each counted cap; None: not counted yet
+    person_caps: PersonCaps = field(
+        default_factory=PersonCaps
+    )  # per person: a win they stop is the fallback
 
 
 def _perfect_chances(
@@ -133,4 +137,5 @@ async def published_odds(
         awards[strategy.fallback.award_id].title,
         tiers,
         {Cap(c): await caps.left(activity.id, c) if caps else None for c in activity.caps.limits()},
+        (await catalogue.participation(activity_id)).caps,
     )

@@ -27,17 +27,20 @@ async def export_campaign(uow: UnitOfWork, tags: TagBoard | None = None) -> Expo
     async with uow:
         awards = await uow.awards.all()
         strategies = [await uow.strategies.get(i) for i in sorted(await uow.strategies.ids())]
+        activities = await uow.activities.all()
+        participations = [await uow.participation.get(a.id) for a in activities]
         campaign = Campaign(
             awards=tuple(awards[i] for i in sorted(awards)),
             strategies=tuple(s for s in strategies if s is not None),
             packs=tuple(await uow.packs.all()),
-            activities=tuple(await uow.activities.all()),
+            activities=tuple(activities),
             skus=tuple(await uow.skus.all()),
             rebates=tuple(await uow.rebate_rules.all()),
             code_pools=tuple(
                 CodePool(name, tuple(codes))
                 for name, codes in sorted((await uow.code_pools.free_codes()).items())
             ),
+            participations=tuple(p for p in participations if not p.empty),
             trees=tuple(t.tree for t in await uow.route_trees.all()),
         )
         handed = {s.name: s.handed for s in await uow.code_pools.stats() if s.handed}

@@ -8,6 +8,7 @@ from raffle.domain.activity import FROZEN
 from raffle.domain.campaign import Campaign, tree_problem
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.policies import Participation
 from raffle.domain.route_tree_checks import leaf_problems
 from raffle.service.audience import TagBoard
 from raffle.service.ports import Clock, UnitOfWork
@@ -82,6 +83,9 @@ async def load_campaign(
             await uow.skus.save(sku)
         for rule in campaign.rebates:
             await uow.rebate_rules.save(rule)
+        given = {p.activity_id: p for p in campaign.participations}
+        for activity in campaign.activities:
+            await uow.participation.save(given.get(activity.id) or Participation(activity.id))
         codes = await _fill_pools(campaign, uow)
         await _save_trees(campaign, uow, clock)
         await uow.commit()
@@ -154,6 +158,14 @@ async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
         if stored and stored.state in FROZEN and stored.caps != activity.caps:
             # Caps change outcomes and are published with the odds: frozen with them.
             raise FrozenOdds(f"activity {activity.id} is {stored.state}: its caps are fixed")
+    for p in campaign.participations:
+        stored = await uow.activities.get(p.activity_id)
+        if (
+            stored
+            and stored.state in FROZEN
+            and (await uow.participation.get(p.activity_id)).caps != p.caps
+        ):
+            raise FrozenOdds(f"activity {p.activity_id} is {stored.state}: its caps are fixed")
 
 
 async def engine_for(strategy_id: int, uow: UnitOfWork) -> DrawEngine:

@@ -13,6 +13,7 @@ from raffle.domain.awards import Award
 from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import RaffleError
+from raffle.domain.policies import Participation
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.switches import without_rules
@@ -109,6 +110,14 @@ class Catalogue:
             return {r.behaviour: r for r in await uow.rebate_rules.for_activity(activity_id)}
 
         return await self._cached(("rebate_rules", activity_id), load)
+
+    async def participation(self, activity_id: int) -> Participation:
+        """The activity's participation policies and caps (empty ones if it has none)."""
+
+        async def load(uow: UnitOfWork) -> Participation:
+            return await uow.participation.get(activity_id)
+
+        return await self._cached(("participation", activity_id), load)
 
     def forget(self) -> None:
         """Drop every cached entry (after this process changed configuration)."""

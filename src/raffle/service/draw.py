@@ -7,6 +7,7 @@ from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
+from raffle.service.participation import enter
 from raffle.service.ports import (
     UNMEASURED,
     Attempt,
@@ -18,6 +19,7 @@ from raffle.service.ports import (
     PrizeStock,
     Shards,
 )
+from raffle.service.ports.audiences import Audience, Profiles
 from raffle.service.refusals import look
 
 __all__ = ["WON", "Draw", "DrawResult", "draw"]
@@ -33,6 +35,8 @@ async def draw(
     clock: Clock,
     hints: ChanceHints,
     metrics: Metrics = UNMEASURED,
+    profiles: Profiles | None = None,
+    audience: Audience | None = None,
     caps: PrizeStock | None = None,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
@@ -45,6 +49,12 @@ async def draw(
 
     A user the database just found without a chance is refused from the hints, without a
     transaction (service/refusals.py). `metrics` counts committed draws and those refusals.
+
+    An activity's participation policies and caps are looked at before the transaction
+    where they can be (the user's audiences and level, through `profiles` and `audience`),
+    and counted in it (service/participation.py); a user no policy admits is refused
+    (NotAdmitted) and keeps the chance.
+
     `caps` counts the activity-wide caps (service/caps.py) of the activities that have them.
     """
     now = clock.now()
@@ -58,10 +68,12 @@ async def draw(
     except NoChances:
         metrics.refused_fast()
         raise
+    participation = await catalogue.participation(activity.id)
+    entry = await enter(participation, cmd.user_id, activity, now, profiles, audience)
     await stock.prepare(activity.strategy_id)
     if caps is not None and activity.caps.counted:
         await caps.prepare(activity.id)
-    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps)
+    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps, entry)
     try:
         result = await shards.draws.run(attempt)
     except NoChances:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from raffle.domain.draws import RaffleOrder, Win
+from raffle.domain.policies import Admission, NotAdmitted, Standing
 from raffle.domain.quota import QuotaPack
 from raffle.service.contention import retried
 from raffle.service.drawing import (
@@ -22,10 +23,12 @@ from raffle.service.drawing import (
 )
 from raffle.service.group_commit import GroupCommit
 from raffle.service.idempotency import KeyReused
+from raffle.service.participation import admitted, reading
 from raffle.service.ports import Attempt, DrawBatch, DrawBatches, DrawResult
 
 Answer = DrawResult | Exception
 AGAIN = None  # the draw goes again, in a batch of its own
+NOTHING_READ = Standing({})  # a draw whose policies count nothing and cost nothing
 
 
 class BatchedDraws:
@@ -126,8 +129,26 @@ async def _draw(
         # A first visit whose account was opened meanwhile is not in the answer: AGAIN.
         opened = await batch.open_accounts(welcomes)
         counts.update((n, account.draws) for n, account in opened.items())
+    admissions = await _admit(batch, attempts, counts, answers)
+    await _take_prizes(attempts, counts, admissions, answers, drawn)
+    await batch.give_back([n for n in range(len(attempts)) if n not in drawn])
+    counted = {n: c for n, d in drawn.items() if (c := d.counting(attempts[n])) is not None}
+    if counted:
+        await batch.count(counted)
+    await batch.record([records(attempts[n], d) for n, d in drawn.items()])
+    return answers
+
+
+async def _take_prizes(
+    attempts: Sequence[Attempt],
+    counts: dict[int, int],
+    admissions: dict[int, Admission],
+    answers: list[Answer | None],
+    drawn: dict[int, Drawn],
+) -> None:
     prizes = await asyncio.gather(
-        *(take_prize(attempts[n], count) for n, count in counts.items()), return_exceptions=True
+        *(take_prize(attempts[n], count, admissions.get(n)) for n, count in counts.items()),
+        return_exceptions=True,
     )
     for n, prize in zip(counts, prizes, strict=True):
         if isinstance(prize, Drawn):
@@ -137,9 +158,32 @@ async def _draw(
             answers[n] = prize  # the stock could not be taken: its chance goes back
         else:
             raise prize
-    await batch.give_back([n for n in range(len(attempts)) if n not in drawn])
-    await batch.record([records(attempts[n], d) for n, d in drawn.items()])
-    return answers
+
+
+async def _admit(
+    batch: DrawBatch,
+    attempts: Sequence[Attempt],
+    counts: dict[int, int],
+    answers: list[Answer | None],
+) -> dict[int, Admission]:
+    """The admissions of the draws with a chance whose activity has policies or caps; those
+    refused (NotAdmitted) answered, and left out of `counts` (their chance goes back)."""
+    reads = {n: read for n in counts if (read := reading(attempts[n])) is not None}
+    if not reads:
+        return {}
+    needed = {n: read for n, read in reads.items() if read.counters or read.balance}
+    standings = await batch.standings(needed) if needed else {}
+    admissions: dict[int, Admission] = {}
+    for n in reads:
+        try:
+            admission = admitted(attempts[n], standings.get(n, NOTHING_READ))
+        except NotAdmitted as error:
+            answers[n] = error
+            del counts[n]
+        else:
+            if admission is not None:
+                admissions[n] = admission
+    return admissions
 
 
 def _replayed(attempt: Attempt, order: RaffleOrder, wins: dict[str, Win]) -> Answer:

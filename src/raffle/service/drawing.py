@@ -12,14 +12,16 @@ from datetime import datetime
 from raffle.domain.activity import Activity
 from raffle.domain.delivery import WON
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win
-from raffle.domain.engine import Outcome
+from raffle.domain.engine import WIN, Outcome
+from raffle.domain.policies import PERSON_CAP_RULE, Admission
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
 from raffle.service.caps import Held, admit, release, within_caps
 from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
-from raffle.service.ports import Attempt, DrawResult, Shards, ShardUnitOfWork
+from raffle.service.participation import admitted, count_alone, counting, read_alone, reading
+from raffle.service.ports import Attempt, Counting, DrawResult, Shards, ShardUnitOfWork
 from raffle.service.quotas import welcome_first
 
 
@@ -50,12 +52,18 @@ class DrawsAlone:
                 return replayed(attempt, order, await uow.wins.get(order.order_id))
             if account is None:
                 raise no_chances(attempt)
-            drawn = await take_prize(attempt, account.draws)
+            admission = None
+            if (read := reading(attempt)) is not None:
+                # Refused (NotAdmitted): leaving without commit gives the chance back.
+                admission = admitted(attempt, await read_alone(uow, attempt, read))
+            drawn = await take_prize(attempt, account.draws, admission)
             try:
                 order, win, message = records(attempt, drawn)
                 await uow.orders.add(order)
                 await uow.wins.add(win)
                 await uow.outbox.add(message)
+                if (counted := drawn.counting(attempt)) is not None:
+                    await count_alone(uow, attempt, counted)
                 await uow.commit()
             except BaseException:
                 await give_back_prize(attempt, drawn)
@@ -71,6 +79,13 @@ class Drawn:
     draw_count: int  # the draws of the user in the activity, this one included
     outcome: Outcome
     caps: Held = ()  # the activity's cap slots it took (service/caps.py)
+    admission: Admission | None = None  # by its policies and per-person caps, if it has any
+
+    def counting(self, attempt: Attempt) -> Counting | None:
+        """What the draw adds to its participation counters, and the points it costs."""
+        if self.admission is None:
+            return None
+        return counting(attempt, self.order_id, self.admission, self.outcome.award_id)
 
     def result(self, attempt: Attempt) -> DrawResult:
         o = self.outcome
@@ -108,9 +123,12 @@ async def _consume(
     return account
 
 
-async def take_prize(attempt: Attempt, draw_count: int) -> Drawn:
+async def take_prize(
+    attempt: Attempt, draw_count: int, admission: Admission | None = None
+) -> Drawn:
     """The strategy run for the user's `draw_count`th draw, the prize's stock taken, within
-    the activity's caps (service/caps.py)."""
+    the `admission`'s per-person caps (service/participation.py) and the activity's caps
+    (service/caps.py)."""
     engine, rng, stock = attempt.engine, attempt.rng, attempt.stock
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
@@ -118,6 +136,7 @@ async def take_prize(attempt: Attempt, draw_count: int) -> Drawn:
     try:
         outcome = engine.choose(ctx, rng)
         while True:
+            outcome = _within_person_caps(attempt, admission, outcome)  # before any slot
             outcome, held = await within_caps(attempt, outcome, order_id, held)  # its winners
             if not engine.needs_stock(outcome) or await stock.take(
                 engine.strategy.id, outcome.award_id, order_id
@@ -127,7 +146,18 @@ async def take_prize(attempt: Attempt, draw_count: int) -> Drawn:
     except BaseException:
         await release(attempt, order_id, held)
         raise
-    return Drawn(order_id, draw_count, outcome, held)
+    return Drawn(order_id, draw_count, outcome, held, admission)
+
+
+def _within_person_caps(attempt: Attempt, admission: Admission | None, outcome: Outcome) -> Outcome:
+    """Participation's per-person caps (wins per period, each prize once): checked before the
+    activity's winners cap and the prize's stock, so a capped win takes neither."""
+    engine = attempt.engine
+    if admission is None or not admission.capped(
+        outcome.award_id, engine.outcome(outcome.award_id) == WIN
+    ):
+        return outcome
+    return engine.fallback(attempt.rng, PERSON_CAP_RULE)
 
 
 async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
@@ -156,6 +186,7 @@ def records(attempt: Attempt, drawn: Drawn) -> tuple[RaffleOrder, Win, OutboxMes
         OrderState.USED,
         now,
         cmd.request_key,
+        drawn.admission.policy.policy_id if drawn.admission and drawn.admission.policy else None,
     )
     win = Win(
         order_id,

@@ -11,6 +11,7 @@ from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.delivery import SqlDeliveryRepository
 from raffle.adapters.sql.repositories.orders import SqlOrderRepository
 from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
+from raffle.adapters.sql.repositories.participation import SqlCounterRepository
 from raffle.adapters.sql.repositories.points import SqlPointsRepository, SqlRebateOrderRepository
 from raffle.adapters.sql.repositories.prizes import (
     CommittedCouponCodes,
@@ -22,6 +23,7 @@ from raffle.adapters.sql.repositories.quotas import SqlQuotaRepository
 from raffle.adapters.sql.repositories.top_ups import SqlTopUpRepository
 from raffle.adapters.sql.repositories.wins import SqlWinRepository
 from raffle.adapters.sql.tables.delivery import delivery_table
+from raffle.adapters.sql.tables.participation import participation_table
 from raffle.adapters.sql.tables.points import points_tables
 from raffle.adapters.sql.tables.prizes import prize_tables
 from raffle.adapters.sql.tables.shard import ShardTables, shard_tables
@@ -42,6 +44,7 @@ from raffle.service.ports import (
     TopUpRepository,
     WinRepository,
 )
+from raffle.service.ports.participation import CounterRepository
 
 
 def route(user_id: str, databases: int, tables: int) -> tuple[int, int]:
@@ -73,6 +76,7 @@ class SqlShardUnitOfWork(TransactionScope):
     grants: AccessGrantRepository
     shipments: ShipmentRepository
     deliveries: DeliveryRepository
+    counters: CounterRepository
 
     def __init__(
         self, engine: AsyncEngine, tables: ShardTables, *, index: int = 0, config: AsyncEngine
@@ -91,6 +95,7 @@ class SqlShardUnitOfWork(TransactionScope):
         self.wins = SqlWinRepository(connection, tables)
         self.outbox = SqlOutboxRepository(connection, tables)
         self.points = SqlPointsRepository(connection, points_tables(self.index))
+        self.counters = SqlCounterRepository(connection, participation_table(self.index))
         self.rebates = SqlRebateOrderRepository(connection, points_tables(self.index))
         prizes = prize_tables(self.index)
         self.grants = SqlAccessGrantRepository(connection, prizes)

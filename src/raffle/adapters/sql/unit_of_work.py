@@ -14,6 +14,7 @@ from raffle.adapters.sql.repositories.config import (
     SqlSkuRepository,
     SqlUserRepository,
 )
+from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
@@ -33,6 +34,7 @@ from raffle.service.ports import (
     UserRepository,
 )
 from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.participation import ParticipationRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 
@@ -49,6 +51,7 @@ class SqlUnitOfWork(TransactionScope):
     rebate_rules: RebateRuleRepository
     code_pools: CodePoolRepository
     campaign_loads: CampaignLoads
+    participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
 
@@ -62,6 +65,7 @@ class SqlUnitOfWork(TransactionScope):
         self.rebate_rules = SqlRebateRuleRepository(connection)
         self.code_pools = SqlCodePoolRepository(connection)
         self.campaign_loads = SqlCampaignLoads(connection)
+        self.participation = SqlParticipationRepository(connection)
         self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
 

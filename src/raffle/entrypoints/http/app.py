@@ -24,6 +24,7 @@ from raffle.entrypoints.http.routes import (
     health,
     pages,
     player,
+    policies,
     prizes,
     profiles,
     route_trees,
@@ -72,8 +73,8 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     problems.install(app)
     openapi.install(app, draw.document)
     routers = (
-        player, auth, admin, accounts, switches, tags, campaigns, engagement, prizes, delivery,
-        profiles,
+        player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
+        delivery, profiles,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)

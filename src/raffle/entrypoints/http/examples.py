@@ -63,6 +63,7 @@ ODDS: Example = {
     "fallback_rate": "0",
     "fallback_title": "随机积分",
     "weight_tiers": [TIER],
+    "per_person_caps": {"wins": {"count": 1, "period": "day"}, "once_per_prize": True},
     "winners_left": 417,
     "participants_left": None,
 }
@@ -249,6 +250,19 @@ CAMPAIGN_JSON: Example = {
 }
 
 
+POLICY: Example = {
+    "policy_id": 1,
+    "priority": 10,
+    "tag": "vip",
+    "levels": [3, 4],
+    "points_cost": 20,
+    "joins": {"count": 3, "period": "week"},
+    "wins": {"count": 1, "period": "day"},
+}
+PARTICIPATION: Example = {
+    "policies": [POLICY, {"policy_id": 2, "priority": 20, "joins": {"count": 1, "period": "day"}}],
+    "person_caps": {"wins": {"count": 2, "period": "month"}, "once_per_prize": True},
+}
 TAG: Example = {
     "name": "senior_vip",
     "kind": "dynamic",

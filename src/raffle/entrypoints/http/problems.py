@@ -26,6 +26,7 @@ from raffle.domain.fulfilment import (
     PrizeNotFound,
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
+from raffle.domain.policies import NotAdmitted
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
@@ -65,6 +66,7 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidCredentials: 401,
     NotAuthenticated: 401,
     Forbidden: 403,
+    NotAdmitted: 403,
     AccountLocked: 403,
     UnknownActivity: 404,
     UnknownSku: 404,
@@ -117,6 +119,16 @@ class ProblemDetail(BaseModel):
     column: int | None = Field(None, description="A condition's column, from 1.")
 
 
+class PolicyRefusal(BaseModel):
+    """Why one participation policy of the activity did not admit the user."""
+
+    policy_id: int
+    reason: str = Field(
+        description="not_in_audience, level_required, insufficient_points, "
+        "join_limit_reached or win_limit_reached."
+    )
+
+
 class Problem(BaseModel):
     """RFC 9457 problem details, with our stable error code."""
 
@@ -130,6 +142,9 @@ class Problem(BaseModel):
     )
     retry_after: int | None = Field(None, description="Seconds to wait (as `Retry-After`).")
     errors: list[ProblemDetail] | None = Field(None, description="Each problem of the input.")
+    refusals: list[PolicyRefusal] | None = Field(
+        None, description="A draw no policy admits: each policy's reason (code not_admitted)."
+    )
 
 
 def problem_of(error: RaffleError) -> Problem:
@@ -163,6 +178,8 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems
         ]
+    if isinstance(error, NotAdmitted):
+        extra["refusals"] = [{"policy_id": p, "reason": r} for p, r in error.reasons.items()]
     return _problem(status, error.code, error.message, **extra)
 
 

@@ -15,6 +15,7 @@ from raffle.domain.quota import QuotaAccount
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.examples import examples_of
+from raffle.entrypoints.http.participation_schemas import PersonCapsIO
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.cap_counts import CapDrift
@@ -134,6 +135,10 @@ class OddsOut(BaseModel):
     fallback_rate: str
     fallback_title: str = Field(description="What the fallback (luck) prize is called.")
     weight_tiers: list[TierOut]
+    per_person_caps: PersonCapsIO = Field(
+        default_factory=PersonCapsIO,
+        description="Per person in the activity: a win these caps stop is the fallback.",
+    )
     winners_left: int | None = Field(
         default=None, description="Winners the activity's `award_num_limit` still allows."
     )
@@ -153,6 +158,7 @@ class OddsOut(BaseModel):
             weight_tiers=[
                 TierOut(threshold=t, award_ids=sorted(a)) for t, a in sorted(o.weight_tiers.items())
             ],
+            per_person_caps=PersonCapsIO.of(o.person_caps),
             winners_left=o.caps_left.get(Cap.WINNERS),
             participants_left=o.caps_left.get(Cap.PARTICIPANTS),
         )

@@ -18,11 +18,13 @@ from raffle.service.ports.draws import (
     Attempt,
     Chance,
     Claim,
+    Counting,
     Draw,
     DrawBatch,
     DrawBatches,
     DrawResult,
     DrawStore,
+    Reading,
 )
 from raffle.service.ports.hints import ChanceHints, Holder, Look
 from raffle.service.ports.metrics import UNMEASURED, Metrics
@@ -67,6 +69,7 @@ __all__ = [
     "Claim",
     "Clock",
     "CodePoolRepository",
+    "Counting",
     "CouponCodes",
     "Credit",
     "DeliveryRepository",
@@ -87,6 +90,7 @@ __all__ = [
     "PrizeStock",
     "QuotaRepository",
     "RateLimiter",
+    "Reading",
     "RebateOrderRepository",
     "RebateRuleRepository",
     "RouteTreeRepository",

@@ -11,6 +11,8 @@ from typing import Protocol
 from raffle.domain.activity import Activity
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.engine import DrawEngine
+from raffle.domain.points import PointsOrder
+from raffle.domain.policies import Entry, Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.domain.randomness import RandomSource
 from raffle.service.ports.base import Transaction
@@ -53,6 +55,7 @@ class Attempt:
     # The activity's cap counters (service/caps.py): slots taken like stock, with the
     # activity as the "strategy" and the Cap as the "award". None: the activity has none.
     caps: PrizeStock | None = None
+    entry: Entry | None = None  # the activity's policies and caps for the user, if it has any
 
     def claim(self) -> Claim:
         """What taking its chance needs, for a batch."""
@@ -86,6 +89,24 @@ class Chance:
     replay: RaffleOrder | None  # the order recorded earlier with the draw's Idempotency-Key
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What admitting one draw reads in its transaction: counters of the user in the
+    activity, and (if `balance`) their points available, locked until the commit."""
+
+    counters: Sequence[str]
+    balance: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Counting:
+    """What one admitted draw writes in its transaction: one more on each counter, and the
+    points it costs (a spend order, out_business_no the raffle order's id)."""
+
+    counters: Sequence[str]
+    debit: PointsOrder | None
+
+
 class DrawBatch(Transaction, Protocol):
     """One transaction on one shard database for draws of many users, one draw per user;
     each method is one statement for the whole batch, draws named by their position."""
@@ -110,6 +131,18 @@ class DrawBatch(Transaction, Protocol):
     async def give_back(self, draws: Collection[int]) -> None:
         """Return what `consume` or `open_accounts` took for these draws: they are not
         recorded."""
+        ...
+
+    async def standings(self, reads: Mapping[int, Reading]) -> dict[int, Standing]:
+        """For draws with participation (by position): their counters (missing ones are
+        zero) and points available, the points accounts locked. The account row locks that
+        `consume` took make one user's draws in an activity take turns, so the counters
+        read are those of every draw committed before."""
+        ...
+
+    async def count(self, counts: Mapping[int, Counting]) -> None:
+        """Add to the draws' counters and debit their points (by position); a debit was
+        checked against the balance `standings` read and locked."""
         ...
 
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:

@@ -15,6 +15,7 @@ from raffle.domain.rebates import RebateOrder
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.config import CouponCodes
 from raffle.service.ports.draws import DrawStore
+from raffle.service.ports.participation import CounterRepository
 
 Credit = tuple[str, int, QuotaPack, str, str]  # user_id, activity_id, pack, day, month
 
@@ -276,6 +277,7 @@ class ShardUnitOfWork(Transaction, Protocol):
     grants: AccessGrantRepository
     shipments: ShipmentRepository
     deliveries: DeliveryRepository
+    counters: CounterRepository  # participation's joins and wins
 
 
 class Shards(Protocol):

@@ -28,6 +28,12 @@ from raffle.adapters.sql.mariadb.draw_batch_sql import (
     wins_sql,
 )
 from raffle.adapters.sql.mariadb.lane import LaneConnections, LaneTransaction, Statement
+from raffle.adapters.sql.mariadb.participation_sql import (
+    add_sql,
+    balances_sql,
+    counters_sql,
+    debit_sql,
+)
 from raffle.adapters.sql.tables.draw_rows import (
     aware,
     naive,
@@ -38,8 +44,9 @@ from raffle.adapters.sql.tables.draw_rows import (
     win_values,
 )
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
+from raffle.domain.policies import Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
-from raffle.service.ports import Chance, Claim
+from raffle.service.ports import Chance, Claim, Counting, Reading
 
 Drawn = tuple[RaffleOrder, Win, OutboxMessage]
 
@@ -54,12 +61,13 @@ class MariaDrawBatch(LaneTransaction):
         # at the commit).
         self._taken: dict[int, tuple[int, int]] = {}
         self._drawn: list[Drawn] = []
+        self._counted: list[Statement] = []  # participation's counts, sent at the commit
 
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
         self._batches.sizes[len(claims)] += 1
-        self._claims, self._taken, self._drawn = claims, {}, []
+        self._claims, self._taken, self._drawn, self._counted = claims, {}, [], []
         statements = [
             (consume_sql(index, len(draws)), [v for n in draws for v in (n, *claims[n])])
             for index, draws in by_table(claims, self._table, range(len(claims))).items()
@@ -118,11 +126,43 @@ class MariaDrawBatch(LaneTransaction):
         for n in draws:
             self._taken.pop(n, None)
 
+    async def standings(self, reads: Mapping[int, Reading]) -> dict[int, Standing]:
+        statements: list[Statement] = []
+        for index, draws in by_table(self._claims, self._table, reads).items():
+            counters = [(n, *self._claims[n][:2], c) for n in draws for c in reads[n].counters]
+            if counters:
+                statements.append((counters_sql(index, len(counters)), _flat(counters)))
+            users = [(n, self._claims[n][0]) for n in draws if reads[n].balance]
+            if users:
+                statements.append((balances_sql(index, len(users)), _flat(users)))
+        counts: dict[int, dict[str, int]] = {n: {} for n in reads}
+        balances: dict[int, int] = {}
+        for rows in await self.send(statements) if statements else []:
+            for row in rows:
+                if len(row) == 3:
+                    counts[row[0]][row[1]] = row[2]
+                else:
+                    balances[row[0]] = row[1]
+        return {n: Standing(counts[n], balances.get(n, 0)) for n in reads}
+
+    async def count(self, counts: Mapping[int, Counting]) -> None:
+        for index, draws in by_table(self._claims, self._table, counts).items():
+            added = [(*self._claims[n][:2], c) for n in draws for c in counts[n].counters]
+            if added:
+                self._counted.append((add_sql(index, len(added)), _flat(added)))
+            for debit in (d for n in draws if (d := counts[n].debit) is not None):
+                order, spend = debit_sql(index)
+                self._counted += [
+                    (order, [debit.order_id, debit.user_id, debit.amount,
+                             debit.out_business_no, debit.reason, naive(debit.created_at)]),
+                    (spend, [debit.amount, debit.user_id, debit.amount]),
+                ]  # fmt: skip
+
     async def record(self, draws: Sequence[Drawn]) -> None:
         self._drawn.extend(draws)
 
     async def commit(self) -> None:
-        await self.finish([*self._takes(), *self._records()])
+        await self.finish([*self._takes(), *self._records(), *self._counted])
 
     def _takes(self) -> Iterable[Statement]:
         for index, draws in by_table(self._claims, self._table, self._taken).items():
@@ -151,6 +191,10 @@ class MariaDrawBatches(DrawLanes[LaneConnections, MariaDrawBatch]):
 
     def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
         super().__init__(engines, tables, size, LaneConnections, MariaDrawBatch)
+
+
+def _flat(rows: Iterable[tuple[Any, ...]]) -> list[Any]:
+    return [value for row in rows for value in row]
 
 
 def _whole(pack: QuotaPack) -> tuple[int, int, int, int]:

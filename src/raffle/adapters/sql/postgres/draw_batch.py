@@ -23,6 +23,14 @@ from raffle.adapters.sql.postgres.draw_batch_sql import (
     wins_sql,
 )
 from raffle.adapters.sql.postgres.lane import LaneConnections, LaneTransaction
+from raffle.adapters.sql.postgres.participation_sql import (
+    ADD_COLUMNS,
+    BALANCE_COLUMNS,
+    COUNTER_COLUMNS,
+    DEBIT_COLUMNS,
+    record_and_count_sql,
+    standings_sql,
+)
 from raffle.adapters.sql.tables.draw_rows import (
     ORDER_COLUMNS,
     OUTBOX_COLUMNS,
@@ -37,8 +45,10 @@ from raffle.adapters.sql.tables.draw_rows import (
 )
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.errors import Contention
+from raffle.domain.points import PointsOrder
+from raffle.domain.policies import Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
-from raffle.service.ports import Chance, Claim
+from raffle.service.ports import Chance, Claim, Counting, Reading
 
 
 class PgDrawBatch(LaneTransaction):
@@ -48,12 +58,14 @@ class PgDrawBatch(LaneTransaction):
         self._table = batches.table
         self._claims: Sequence[Claim] = ()
         self._taken: dict[int, tuple[bool, bool]] = {}  # by draw: its day, its month taken too
+        # The counts of `count`, by shard table, sent with the records.
+        self._counted: tuple[tuple[int, ...], list[list[Any]]] | None = None
 
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
         self._batches.sizes[len(claims)] += 1
-        self._claims, self._taken = claims, {}
+        self._claims, self._taken, self._counted = claims, {}, None
         # In the order every batch locks rows in: the lookups run in the order of the arrays.
         tables = by_table(claims, self._table, range(len(claims)))
         args: list[list[Any]] = []
@@ -115,6 +127,34 @@ class PgDrawBatch(LaneTransaction):
             rows = [(*self._claims[n][:4], *self._taken.pop(n)) for n in back]
             await self.raw.executemany(give_back_sql(table), rows)
 
+    async def standings(self, reads: Mapping[int, Reading]) -> dict[int, Standing]:
+        tables = by_table(self._claims, self._table, reads)
+        args: list[list[Any]] = []
+        for draws in tables.values():
+            counters = ((n, *self._claims[n][:2], c) for n in draws for c in reads[n].counters)
+            args += _arrays(len(COUNTER_COLUMNS), counters)
+            users = ((n, self._claims[n][0]) for n in draws if reads[n].balance)
+            args += _arrays(len(BALANCE_COLUMNS), users)
+        counts: dict[int, dict[str, int]] = {n: {} for n in reads}
+        balances: dict[int, int] = {}
+        for row in await self.raw.fetch(standings_sql(tuple(tables)), *args):
+            if row["counter"] is None:
+                balances[row["n"]] = row["count"]
+            else:
+                counts[row["n"]][row["counter"]] = row["count"]
+        return {n: Standing(counts[n], balances.get(n, 0)) for n in reads}
+
+    async def count(self, counts: Mapping[int, Counting]) -> None:
+        # Sent with the records (record_and_count_sql): one round trip for both.
+        tables = by_table(self._claims, self._table, counts)
+        args: list[list[Any]] = []
+        for draws in tables.values():
+            added = ((*self._claims[n][:2], c) for n in draws for c in counts[n].counters)
+            args += _arrays(len(ADD_COLUMNS), added)
+            debits = (_debit(d) for n in draws if (d := counts[n].debit) is not None)
+            args += _arrays(len(DEBIT_COLUMNS), debits)
+        self._counted = (tuple(tables), args)
+
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
         tables: dict[int, list[tuple[RaffleOrder, Win, OutboxMessage]]] = {}
         for drawn in draws:
@@ -126,8 +166,13 @@ class PgDrawBatch(LaneTransaction):
             args += _arrays(len(ORDER_COLUMNS), (order_values(o, naive) for o, _, _ in rows))
             args += _arrays(len(WIN_COLUMNS), (win_values(w, naive) for _, w, _ in rows))
             args += _arrays(len(OUTBOX_COLUMNS), (outbox_values(m, naive) for _, _, m in rows))
+        recorded = tuple(sorted(tables))
+        sql = record_sql(recorded)
+        if self._counted is not None:
+            counted, counts = self._counted
+            sql, args, self._counted = record_and_count_sql(recorded, counted), args + counts, None
         try:
-            await self.raw.execute(record_sql(tuple(sorted(tables))), *args)
+            await self.raw.execute(sql, *args)
         except asyncpg.UniqueViolationError as error:
             if "request_key" not in (error.constraint_name or ""):
                 raise
@@ -141,6 +186,13 @@ class PgDrawBatches(DrawLanes[LaneConnections, PgDrawBatch]):
 
     def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
         super().__init__(engines, tables, size, LaneConnections, PgDrawBatch)
+
+
+def _debit(order: PointsOrder) -> tuple[Any, ...]:
+    return (
+        order.order_id, order.user_id, order.amount, order.out_business_no, order.reason,
+        naive(order.created_at),
+    )  # fmt: skip
 
 
 def _arrays(width: int, lines: Iterable[tuple[Any, ...]]) -> list[list[Any]]:

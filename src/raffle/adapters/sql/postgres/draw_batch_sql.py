@@ -31,7 +31,7 @@ REPLAY_AT = 8  # the first of the order's columns in a row of consume_sql
 _DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]
 
 
-def _unnest(table: Table | Sequence[str], columns: Sequence[str], first: int) -> str:
+def unnest(table: Table | Sequence[str], columns: Sequence[str], first: int) -> str:
     """The rows of one typed array parameter per column, from `$first` on: `x(columns)`;
     typed as `table`'s columns, or by a list of types.
 
@@ -53,7 +53,7 @@ def _sql_type(table: Table, column: str) -> str:
     return str(table.c[column].type.compile(dialect=_DIALECT))
 
 
-def _chained(statements: Sequence[str]) -> str:
+def chained(statements: Sequence[str]) -> str:
     """Statements as one: all but the last as CTEs (each runs once, to completion)."""
     ctes = ", ".join(f"s{n} AS ({part})" for n, part in enumerate(statements[:-1]))
     return f"WITH {ctes} {statements[-1]}" if ctes else statements[-1]
@@ -79,7 +79,7 @@ def consume_sql(tables: tuple[int, ...]) -> str:
     exhausted, as in pg_draw); and a row per claim with the order of its Idempotency-Key.
 
     The lookups by key are LATERAL with LIMIT 1 (which keeps the planner from flattening
-    them into joins): asyncpg's prepared statement runs a generic plan (see `_unnest`),
+    them into joins): asyncpg's prepared statement runs a generic plan (see `unnest`),
     made without the arrays' lengths and perhaps while the tables were small, which joined
     the orders by hashing a sequential scan of the whole table."""
     ctes = [cte for k, index in enumerate(tables) for cte in _consume_ctes(k, index)]
@@ -91,7 +91,7 @@ def _consume_ctes(k: int, index: int) -> list[str]:
     """The CTEs of the `k`th table of the statement, shard table `index`."""
     t = shard_tables(index)
     account, key = t.quota_account.name, ("user_id", "activity_id")
-    claims = _unnest(_CLAIM_TYPES, CLAIM_COLUMNS, 1 + k * len(CLAIM_COLUMNS))
+    claims = unnest(_CLAIM_TYPES, CLAIM_COLUMNS, 1 + k * len(CLAIM_COLUMNS))
     return [
         f"x{k} AS (SELECT x.* FROM {claims})",  # noqa: S608
         f"l{k} AS (SELECT q.user_id, q.activity_id, x.day, x.month FROM x{k} AS x, LATERAL "  # noqa: S608
@@ -157,7 +157,7 @@ def open_sql(tables: tuple[int, ...]) -> str:
 
 def _open_ctes(k: int, index: int) -> list[str]:
     t = shard_tables(index)
-    welcomes = _unnest(_WELCOME_TYPES, WELCOME_COLUMNS, 1 + k * len(WELCOME_COLUMNS))
+    welcomes = unnest(_WELCOME_TYPES, WELCOME_COLUMNS, 1 + k * len(WELCOME_COLUMNS))
     return [
         f"x{k} AS (SELECT x.* FROM {welcomes})",  # noqa: S608
         f"a{k} AS (INSERT INTO {t.quota_account.name} AS q "  # noqa: S608
@@ -210,6 +210,12 @@ def give_back_sql(index: int) -> str:
 @cache
 def record_sql(tables: tuple[int, ...]) -> str:
     """The orders, wins and outbox messages, per shard table in `tables`."""
+    return chained(record_parts(tables))
+
+
+def record_parts(tables: tuple[int, ...]) -> list[str]:
+    """record_sql's statements, its parameters numbered from $1 (three arrays per column
+    set, per table), for a statement that chains more after them."""
     inserts, first = [], 1
     for index in tables:
         t = shard_tables(index)
@@ -220,7 +226,12 @@ def record_sql(tables: tuple[int, ...]) -> str:
         ):
             inserts.append(
                 f"INSERT INTO {table.name} ({', '.join(columns)}) "  # noqa: S608
-                f"SELECT x.* FROM {_unnest(table, columns, first)}"
+                f"SELECT x.* FROM {unnest(table, columns, first)}"
             )
             first += len(columns)
-    return _chained(inserts)
+    return inserts
+
+
+def record_width(tables: tuple[int, ...]) -> int:
+    """How many parameters record_parts takes."""
+    return len(tables) * (len(ORDER_COLUMNS) + len(WIN_COLUMNS) + len(OUTBOX_COLUMNS))

@@ -33,6 +33,7 @@ class SqlOrderRepository:
             "state": order.state.value,
             "request_key": order.request_key,
             "created_at": order.created_at,
+            "policy_id": order.policy_id,
         }
         await self._connection.execute(insert_into(self._orders), row)
 
@@ -76,4 +77,5 @@ def _order(row: Mapping[Any, Any], o: Table) -> RaffleOrder:
         state=OrderState(row[o.c.state]),
         created_at=row[o.c.created_at],
         request_key=row[o.c.request_key],
+        policy_id=row[o.c.policy_id],
     )

@@ -21,6 +21,7 @@ ORDER_COLUMNS = (
     "state",
     "request_key",
     "created_at",
+    "policy_id",
 )
 WIN_COLUMNS = (
     "order_id",
@@ -57,6 +58,7 @@ def order_values(o: RaffleOrder, stamp: Stamp) -> tuple[Any, ...]:
         o.state.value,
         o.request_key,
         stamp(o.created_at),
+        o.policy_id,
     )
 
 
@@ -80,7 +82,7 @@ def outbox_values(m: OutboxMessage, stamp: Stamp) -> tuple[Any, ...]:
 
 
 def order_of(row: Sequence[Any], read: Read) -> RaffleOrder:
-    order_id, user_id, activity_id, strategy_id, draw_count, state, key, created_at = row
+    order_id, user_id, activity_id, strategy_id, draw_count, state, key, created_at = row[:8]
     return RaffleOrder(
         order_id,
         user_id,
@@ -90,6 +92,7 @@ def order_of(row: Sequence[Any], read: Read) -> RaffleOrder:
         OrderState(state),
         read(created_at),
         key,
+        row[8],
     )
 
 

@@ -58,13 +58,24 @@ def error_columns() -> list[Column[str]]:
     ]
 
 
+def policy_column() -> Column[int]:
+    """The participation policy that admitted a raffle order: added by migration 0013."""
+    return Column("policy_id", BigInteger, nullable=True)
+
+
 def define(
-    index: int, metadata: MetaData, *, errors: bool = True, wins_by_user: bool = False
+    index: int,
+    metadata: MetaData,
+    *,
+    errors: bool = True,
+    wins_by_user: bool = False,
+    policy: bool = True,
 ) -> ShardTables:
     """The shard tables of one index; as migration 0002 made them with `errors=False`
     (0006 adds the award record's error columns) and `wins_by_user=True` (0008 drops the
     award record's index by user: nothing looks a user's wins up by it, they are found
-    through the user's orders, and every draw paid for its upkeep)."""
+    through the user's orders, and every draw paid for its upkeep) and `policy=False`
+    (0013 adds the raffle order's policy)."""
     n = f"{index:03d}"
     return ShardTables(
         quota_account=Table(
@@ -118,6 +129,7 @@ def define(
             Column("state", String(8), nullable=False),
             Column("request_key", String(128), nullable=True),
             Column("created_at", UtcDateTime, nullable=False),
+            *([policy_column()] if policy else []),
             Index(None, "user_id", "request_key", unique=True),
             Index(None, "user_id", "activity_id", "order_id"),
         ),

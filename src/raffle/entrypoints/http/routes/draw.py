@@ -73,6 +73,8 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
         clock=raffle.clock,
         hints=raffle.hints,
         metrics=raffle.metrics,
+        profiles=raffle.profiles,
+        audience=raffle.tags,
         caps=raffle.caps,
     )
     awards = await raffle.catalogue.awards()
@@ -127,7 +129,7 @@ def document(openapi: Document) -> None:
                 "description": "Successful Response",
                 "content": {"application/json": {"schema": schema_ref(openapi, DrawOut)}},
             },
-            **{str(s): r for s, r in documented(401, 404, 409, 422, 429, 503).items()},
+            **{str(s): r for s, r in documented(401, 403, 404, 409, 422, 429, 503).items()},
         },
     }
     openapi["paths"].setdefault(PATH, {})["post"] = operation

@@ -21,13 +21,17 @@ export const session = {
 export class Problem extends Error {
   constructor(status, body) {
     const code = body.code ?? "http_error";
-    super(has(`problem.${code}`) ? t(`problem.${code}`) : body.detail ?? t("problem.http", { n: status }));
+    // A draw no policy admits: each policy's reason, in words, once each.
+    const reasons = [...new Set((body.refusals ?? []).map((r) => t(`refusal.${r.reason}`)))];
+    super(has(`problem.${code}`) ? t(`problem.${code}`, { reasons: reasons.join("; ") })
+      : body.detail ?? t("problem.http", { n: status }));
     this.status = status;
     this.code = code;
     this.detail = body.detail ?? "";
     this.errors = body.errors ?? []; // [{at: "strategies.0.prizes.1.rate", message}]
     this.retryAfter = body.retry_after;
     this.currentState = body.current_state; // a refused workflow step: the state it is in
+    this.refusals = body.refusals ?? []; // a draw not admitted: [{policy_id, reason}]
   }
 }
 

@@ -1,11 +1,13 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
-// review, watch one live, switch draws, rules and limits at runtime, search, edit, lock and
-// import players' profiles, edit decision trees, import and export campaign files.
+// review, set who may join each (participation policies), watch one live, switch draws,
+// rules and limits at runtime, search, edit, lock and import players' profiles, edit
+// decision trees, import and export campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
 import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
+import { PoliciesView } from "/web/console-policies.js";
 import { ProfilesView } from "/web/console-profiles.js";
 import { SwitchesView } from "/web/console-switches.js";
 import { TagsView } from "/web/console-tags.js";
@@ -80,11 +82,12 @@ async function showConsole(me) {
   const editor = new Editor(() => live.setActivities(editor.activities()));
   const files = new FilePanel(() => editor.reload());
   const switches = new SwitchesView();
+  const policies = new PoliciesView(() => editor.reload());
   const profiles = new ProfilesView();
   const tags = new TagsView();
   const trees = new TreesView();
-  const views = { campaign: editor.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, file: files.node };
-  const titles = { campaign: "Campaign", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", file: "Import / export" };
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -94,6 +97,7 @@ async function showConsole(me) {
     if (key === "live") live.start();
     else live.stop();
     if (key === "switches") switches.refresh();
+    if (key === "policies") policies.refresh();
     if (key === "profiles") profiles.refresh();
     if (key === "tags") tags.refresh();
     if (key === "trees") trees.refresh();

@@ -15,7 +15,7 @@ from raffle.adapters.sql.tables import revisions as new_tables
 from raffle.adapters.sql.tables.config import route_tree
 
 revision: str = "0014"
-down_revision: str | Sequence[str] | None = "0012"
+down_revision: str | Sequence[str] | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,249 @@
+"""Participation policies (who may join an activity, how often, at what cost), per-person caps."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from zoneinfo import ZoneInfo
+
+from raffle.domain.errors import InvalidConfig, RaffleError
+
+# Why a policy refused a user (seed 004's 活动参与策略), in the order they are checked.
+NOT_IN_AUDIENCE = "not_in_audience"
+LEVEL_REQUIRED = "level_required"
+INSUFFICIENT_POINTS = "insufficient_points"
+JOIN_LIMIT_REACHED = "join_limit_reached"
+WIN_LIMIT_REACHED = "win_limit_reached"
+
+# The rule of a draw whose win a per-person cap turned into the fallback (the activity-wide
+# caps of service/caps.py record "cap").
+PERSON_CAP_RULE = "person_cap"
+
+
+class Period(StrEnum):
+    PERMANENT = "permanent"
+    DAY = "day"
+    WEEK = "week"  # ISO weeks, Monday first
+    MONTH = "month"
+    YEAR = "year"
+
+    def key(self, now: datetime, zone: str) -> str:
+        """The period `now` falls in, in the activity's time zone (`zone`)."""
+        if self is Period.PERMANENT:
+            return "all"
+        local = now.astimezone(ZoneInfo(zone))
+        if self is Period.WEEK:
+            year, week, _ = local.isocalendar()
+            return f"{year}-W{week:02d}"
+        width = {Period.DAY: 10, Period.MONTH: 7, Period.YEAR: 4}[self]
+        return local.date().isoformat()[:width]
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """At most `count` in each `period`."""
+
+    count: int
+    period: Period = Period.PERMANENT
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise InvalidConfig("a limit is zero or more", ("count",))
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """One way into an activity: the target group (everyone when `tag` is None), the levels
+    admitted (any when empty), the points a join costs, and the joins and wins allowed."""
+
+    policy_id: int
+    priority: int  # smaller first
+    tag: str | None = None
+    levels: frozenset[int] = frozenset()
+    points_cost: int = 0
+    joins: Limit | None = None
+    wins: Limit | None = None
+
+    def __post_init__(self) -> None:
+        if self.points_cost < 0:
+            raise InvalidConfig("a points cost is zero or more", ("points_cost",))
+
+    def counter(self, what: str, limit: Limit, now: datetime, zone: str) -> str:
+        return f"p{self.policy_id}:{what}:{limit.period.key(now, zone)}"
+
+
+@dataclass(frozen=True, slots=True)
+class PersonCaps:
+    """Per person, for the whole activity: wins per period, and each prize at most once
+    (seed 004's one_person_is_repeat). A capped win becomes the strategy's fallback."""
+
+    wins: Limit | None = None
+    once_per_prize: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.wins is not None or self.once_per_prize
+
+
+@dataclass(frozen=True, slots=True)
+class Participation:
+    """An activity's policies (by priority) and caps; without either it admits everyone."""
+
+    activity_id: int
+    policies: tuple[Policy, ...] = ()
+    caps: PersonCaps = field(default_factory=PersonCaps)
+
+    def __post_init__(self) -> None:
+        ordered = tuple(sorted(self.policies, key=lambda p: (p.priority, p.policy_id)))
+        object.__setattr__(self, "policies", ordered)
+        ids = [p.policy_id for p in ordered]
+        if len(set(ids)) != len(ids):
+            raise InvalidConfig("policy ids are unique in an activity", ("policies",))
+
+    @property
+    def empty(self) -> bool:
+        return not self.policies and not self.caps.any
+
+
+class NotAdmitted(RaffleError):
+    """No policy of the activity admits the user: each one's reason, by policy id."""
+
+    code = "not_admitted"
+
+    def __init__(self, reasons: Mapping[int, str]) -> None:
+        said = ", ".join(f"policy {p}: {r}" for p, r in reasons.items())
+        super().__init__(f"no participation policy admits you ({said})")
+        self.reasons = dict(reasons)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An activity's participation for one user's draw at one instant: each policy with the
+    reason it refused before any count was read (audience, level), and the counters' names.
+
+    Made before the draw's transaction (the profile and the audience are known then); the
+    counts and the balance are read in it (`Standing`)."""
+
+    participation: Participation
+    early: tuple[str | None, ...]  # by policy, in priority order: None if it may admit
+    now: datetime
+    zone: str
+
+    def counters(self, awards: Collection[int]) -> list[str]:
+        """The counters the draw reads: each policy's joins and wins in their period, the
+        caps' wins, and a mark per prize of `awards` the user may have won (once_per_prize)."""
+        names: list[str] = []
+        for policy, early in zip(self.participation.policies, self.early, strict=True):
+            if early is None:
+                names += _limits(policy, self.now, self.zone).values()
+        caps = self.participation.caps
+        if caps.wins is not None:
+            names.append(_cap_counter(caps.wins, self.now, self.zone))
+        if caps.once_per_prize:
+            names += (_prize_counter(a) for a in awards)
+        return names
+
+    @property
+    def costs_points(self) -> bool:
+        return any(p.points_cost for p in self.participation.policies)
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What the draw's transaction read for one user: the counters (missing ones are 0)
+    and the points available."""
+
+    counts: Mapping[str, int]
+    balance: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The policy that admitted the draw (None: the activity has none), and what it counts."""
+
+    entry: Entry
+    standing: Standing
+    policy: Policy | None
+
+    @property
+    def cost(self) -> int:
+        return self.policy.points_cost if self.policy else 0
+
+    def capped(self, award_id: int, wins: bool) -> bool:
+        """Whether a cap of the activity stops this draw winning `award_id` (a `wins`
+        outcome: neither the fallback nor a thanks)."""
+        caps = self.entry.participation.caps
+        if not wins:
+            return False
+        if caps.once_per_prize and self.standing.counts.get(_prize_counter(award_id), 0):
+            return True
+        if caps.wins is None:
+            return False
+        counter = _cap_counter(caps.wins, self.entry.now, self.entry.zone)
+        return self.standing.counts.get(counter, 0) >= caps.wins.count
+
+    def counted(self, award_id: int, wins: bool) -> list[str]:
+        """The counters this draw adds one to, having handed out `award_id`."""
+        entry, names = self.entry, []
+        if self.policy is not None:
+            limits = _limits(self.policy, entry.now, entry.zone)
+            names += [
+                limits[w] for w in ("joins", "wins") if w in limits and (w == "joins" or wins)
+            ]
+        caps = entry.participation.caps
+        if wins and caps.wins is not None:
+            names.append(_cap_counter(caps.wins, entry.now, entry.zone))
+        if wins and caps.once_per_prize:
+            names.append(_prize_counter(award_id))
+        return names
+
+
+def admit(entry: Entry, standing: Standing) -> Admission:
+    """The first policy by priority that admits the user; NotAdmitted with every policy's
+    reason if none does. A policy's wins limit refuses the join (the user has won enough
+    through it); the activity's caps never refuse, they turn a win into the fallback."""
+    policies = entry.participation.policies
+    if not policies:
+        return Admission(entry, standing, None)
+    reasons: dict[int, str] = {}
+    for policy, early in zip(policies, entry.early, strict=True):
+        reason = early or _refusal(policy, entry, standing)
+        if reason is None:
+            return Admission(entry, standing, policy)
+        reasons[policy.policy_id] = reason
+    raise NotAdmitted(reasons)
+
+
+def early_refusal(policy: Policy, in_audience: bool, level: int) -> str | None:
+    """The reason a policy refuses a user whatever their counts, if any."""
+    if policy.tag is not None and not in_audience:
+        return NOT_IN_AUDIENCE
+    if policy.levels and level not in policy.levels:
+        return LEVEL_REQUIRED
+    return None
+
+
+def _refusal(policy: Policy, entry: Entry, standing: Standing) -> str | None:
+    if standing.balance < policy.points_cost:
+        return INSUFFICIENT_POINTS
+    limits = _limits(policy, entry.now, entry.zone)
+    if policy.joins and standing.counts.get(limits["joins"], 0) >= policy.joins.count:
+        return JOIN_LIMIT_REACHED
+    if policy.wins and standing.counts.get(limits["wins"], 0) >= policy.wins.count:
+        return WIN_LIMIT_REACHED
+    return None
+
+
+def _limits(policy: Policy, now: datetime, zone: str) -> dict[str, str]:
+    named = {"joins": policy.joins, "wins": policy.wins}
+    return {w: policy.counter(w, lim, now, zone) for w, lim in named.items() if lim is not None}
+
+
+def _cap_counter(limit: Limit, now: datetime, zone: str) -> str:
+    return f"cap:wins:{limit.period.key(now, zone)}"
+
+
+def _prize_counter(award_id: int) -> str:
+    return f"won:{award_id}"
