@@ -56,6 +56,7 @@ BIN = Path(sys.executable).parent  # the venv running this script: raffle, py-sp
 CAMPAIGN = BENCH / "campaign.yaml"
 ACTIVITY = 990101
 REFUSALS_ACTIVITY = 990102  # --refusals: a welcome pack of one chance, spent before the run
+POLICIES_ACTIVITY = 990103  # --policies: the bench activity with two policies and a dynamic tag
 STRATEGY = 990001
 
 
@@ -214,7 +215,11 @@ def raffle_cli(env: dict[str, str], *argv: str) -> None:
 
 
 async def create_users_and_sessions(
-    backend: Backend, users: range, visit: bool, activity: int = ACTIVITY
+    backend: Backend,
+    users: range,
+    visit: bool,
+    activity: int = ACTIVITY,
+    also: tuple[int, ...] = (),
 ) -> list[str]:
     """The players numbered `users`, created through the service layer (`create_user`) with a
     cheap argon2 hasher, and a session for each written straight into the session store the
@@ -242,9 +247,9 @@ async def create_users_and_sessions(
             await create_user(name, PASSWORD, False, raffle.uow(), cheap)
             token = secrets.token_urlsafe(32)
             await raffle.sessions.create(Session(name, False, expires), token_hash(token), ttl)
-            if visit:
+            for visited in (activity, *also) if visit else ():
                 await my_account(
-                    name, activity, catalogue=raffle.catalogue, shards=raffle.shards,
+                    name, visited, catalogue=raffle.catalogue, shards=raffle.shards,
                     clock=raffle.clock, hints=raffle.hints,
                 )  # fmt: skip
             if activity == REFUSALS_ACTIVITY:
@@ -271,22 +276,31 @@ def make_players(args: argparse.Namespace, tmp: Path, backend: Backend) -> tuple
         print(f"  {args.users:,} users with no chance left in {time.monotonic() - started:.1f} s")
         return tokens, tokens
     before = args.first_visits == "before"
-    tokens = warm = write_tokens(tmp / "tokens.txt", backend, range(args.users), visit=before)
+    also = (POLICIES_ACTIVITY,) if args.policies else ()
+    users = range(args.users)
+    tokens = warm = write_tokens(tmp / "tokens.txt", backend, users, visit=before, also=also)
     made = args.users
     if not before:
         own = range(args.users, args.users + WARM_USERS)
-        warm = write_tokens(tmp / "warm.txt", backend, own, visit=True)
+        warm = write_tokens(tmp / "warm.txt", backend, own, visit=True, also=also)
         made += WARM_USERS
     print(f"  {made:,} users and sessions in {time.monotonic() - started:.1f} s")
     return tokens, warm
 
 
 def write_tokens(
-    path: Path, backend: Backend, users: range, *, visit: bool = True, refusals: bool = False
+    path: Path,
+    backend: Backend,
+    users: range,
+    *,
+    visit: bool = True,
+    refusals: bool = False,
+    also: tuple[int, ...] = (),
 ) -> Path:
-    """The users' tokens, one a line, for draw.lua."""
+    """The users' tokens, one a line, for draw.lua; with `visit`, each has visited the
+    activities in `also` too."""
     activity = REFUSALS_ACTIVITY if refusals else ACTIVITY
-    tokens = asyncio.run(create_users_and_sessions(backend, users, visit, activity))
+    tokens = asyncio.run(create_users_and_sessions(backend, users, visit, activity, also))
     path.write_text("\n".join(tokens) + "\n")
     return path
 
@@ -521,17 +535,41 @@ def run_wrk(
 
 
 def draw_load(
-    server: Server, args: argparse.Namespace, tokens: Path, seconds: float, run: str
+    server: Server,
+    args: argparse.Namespace,
+    tokens: Path,
+    seconds: float,
+    run: str,
+    activity: int | None = None,
 ) -> dict[str, Any]:
+    if activity is None:
+        activity = REFUSALS_ACTIVITY if args.refusals else ACTIVITY
     return run_wrk(
         server.url,
         "draw.lua",
         seconds,
         args,
         str(tokens),
-        str(REFUSALS_ACTIVITY if args.refusals else ACTIVITY),
+        str(activity),
         f"{run}-{secrets.token_hex(4)}",
         str(args.wrk_threads),
+    )
+
+
+def policy_draws(
+    server: Server, args: argparse.Namespace, tokens: Path, report: dict[str, Any]
+) -> int:
+    """The same users' draws in the activity with policies, warmed as the plain one was (its
+    counters, the profiles and the tag in each process); the 201 answers."""
+    print(f"draws with policies {args.seconds:g} s (warm-up {args.warmup:g} s)")
+    warmed = draw_load(server, args, tokens, args.warmup, "warm-policies", POLICIES_ACTIVITY)
+    report["busy before draws with policies"] = wait_for_idle(args.idle_wait)
+    report["draws with policies"], report["cpu during draws with policies"] = measured(
+        lambda: draw_load(server, args, tokens, args.seconds, "policies", POLICIES_ACTIVITY),
+        server,
+    )
+    return int(warmed["statuses"].get("201", 0)) + int(
+        report["draws with policies"]["statuses"].get("201", 0)
     )
 
 
@@ -889,7 +927,8 @@ def orders_against_answers(args: argparse.Namespace, report: dict[str, Any]) -> 
     """Every order stored was answered 201, but for the draws still in flight when a wrk run
     ended (at most its connections, for each run) and the chances spent before a refusals
     run; an order missing, or one too many, is a lost or a phantom draw."""
-    runs = 3 if args.profile else 2  # warm-up, draws, and the run under py-spy
+    # warm-up, draws, the run under py-spy, and the policies' warm-up and draws
+    runs = 2 + bool(args.profile) + 2 * bool(args.policies)
     spent = args.users if args.refusals else 0
     unanswered = report["integrity"]["orders"] - report["answered 201"] - spent
     bound = args.connections * runs
@@ -1200,7 +1239,7 @@ def print_summary(report: dict[str, Any]) -> None:
     )
     head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}"
     print(head + "  answers")
-    for name in ("draws", "health", "draws under py-spy"):
+    for name in ("draws", "draws with policies", "health", "draws under py-spy"):
         if (r := report.get(name)) is None:
             continue
         lat = r["latency_ms"]
@@ -1222,7 +1261,7 @@ def print_summary(report: dict[str, Any]) -> None:
         # draw.lua takes the users in turn: each user's first draw is a first visit.
         visits = min(cfg["users"], draws["requests"])
         print(f"first visits: {visits:,} of the {draws['requests']:,} draws measured")
-    for name in ("draws", "health"):
+    for name in ("draws", "draws with policies", "health"):
         if cpu := report.get(f"cpu during {name}"):
             print_cpu(name, cpu, report[name])
     print_ratio(report)
@@ -1268,6 +1307,13 @@ def print_ratio(report: dict[str, Any]) -> None:
         f"{what}/s / health req/s: {draws['rps'] / max(health['rps'], 1e-9):.2f}; "
         f"CPU per {what.removesuffix('s')}: {total:.2f} ms (workers + database + Redis)"
     )
+    if policies := report.get("draws with policies"):
+        per = policies["cpu_ms_per_request"]
+        print(
+            f"draws with policies / draws: {policies['rps'] / max(draws['rps'], 1e-9):.2f}; "
+            f"CPU per draw with policies: "
+            f"{per['raffle workers'] + per['database + redis servers']:.2f} ms"
+        )
 
 
 def print_profile(profile: dict[str, Any]) -> None:
@@ -1366,9 +1412,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--policies",
         action="store_true",
-        help="the bench activity with two participation policies: a tag that holds no one "
-        "first, then everyone with joins and wins counted per day (their counters read and "
-        "written in every draw's transaction)",
+        help="after the draws, as many seconds of draws by the same users in an activity with "
+        "two participation policies (a dynamic tag's first, then everyone's joins and wins "
+        "counted per day, read and written in every draw's transaction): the rate against the "
+        "plain activity's, in one run",
     )
     parser.add_argument(
         "--request-log",
@@ -1443,25 +1490,6 @@ def profiled(
     return load, profile
 
 
-POLICIES = """    policies:
-      - {id: 1, priority: 1, tag: members}
-      - id: 2
-        priority: 2
-        joins: {count: 1000000, period: day}
-        wins: {count: 1000000, period: day}
-"""
-
-
-def with_policies(tmp: Path) -> Path:
-    """bench/campaign.yaml with --policies' two policies on the bench activity."""
-    text = CAMPAIGN.read_text()
-    marker = "    welcome_pack: 991\n"
-    assert text.count(marker) == 1, "the bench activity's welcome pack line moved"
-    path = tmp / "campaign-policies.yaml"
-    path.write_text(text.replace(marker, marker + POLICIES))
-    return path
-
-
 def _git_state() -> str:
     """The commit measured, and whether src/ had uncommitted changes (read-only git)."""
 
@@ -1509,7 +1537,7 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     }
     print(f"preparing {backend.name} in {tmp}")
     raffle_cli(env, "migrate")
-    raffle_cli(env, "load", str(with_policies(tmp) if args.policies else CAMPAIGN))
+    raffle_cli(env, "load", str(CAMPAIGN))
     tokens, warm_tokens = make_players(args, tmp, backend)
     server = start_server(env, args.workers, tmp)
     answered = 0
@@ -1529,6 +1557,8 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
         if db := server_counters_since(backend, counters, report["draws"]["requests"]):
             report["draws"]["database_per_request"] = db
         answered += report["draws"]["statuses"].get("201", 0)
+        if args.policies:
+            answered += policy_draws(server, args, tokens, report)
         report["busy before health"] = wait_for_idle(args.idle_wait)
         print(f"health {args.health_seconds:g} s")
         report["health"], report["cpu during health"] = measured(
