@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Sequence
-from datetime import date
+from dataclasses import replace
+from datetime import date, timedelta
 
 import pytest
 
@@ -293,6 +294,18 @@ async def test_a_change_to_one_tag_keeps_what_was_read_of_the_others() -> None:
     assert not await board.holds("a", ANN, TODAY)
     assert await board.holds("b", ANN, TODAY)
     assert store.member_reads == 3  # a's members again, b's kept
+
+
+async def test_an_answer_is_kept_only_while_the_profile_and_the_tags_are_those_it_was_for() -> None:
+    board = _board()
+    await use.save_tag(Tag("high", TagKind.DYNAMIC, "level >= 3"), board)
+    low = Profile("ann", level=1)
+    assert not await board.holds("high", low, TODAY)
+    assert not await board.holds("high", low, TODAY)  # kept
+    assert await board.holds("high", replace(low, level=3), TODAY)  # a changed profile
+    assert not await board.holds("high", low, TODAY + timedelta(days=1))  # another day
+    await use.save_tag(Tag("high", TagKind.DYNAMIC, "level >= 1"), board)
+    assert await board.holds("high", low, TODAY)  # the tag changed: asked again
 
 
 async def test_hundreds_of_draws_asking_at_once_share_one_read_of_the_members() -> None:

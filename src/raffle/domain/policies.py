@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from raffle.domain.errors import InvalidConfig, RaffleError
@@ -33,12 +34,19 @@ class Period(StrEnum):
         """The period `now` falls in, in the activity's time zone (`zone`)."""
         if self is Period.PERMANENT:
             return "all"
-        local = now.astimezone(ZoneInfo(zone))
+        local = _local_day(zone, int(now.timestamp() // 60))
         if self is Period.WEEK:
             year, week, _ = local.isocalendar()
             return f"{year}-W{week:02d}"
         width = {Period.DAY: 10, Period.MONTH: 7, Period.YEAR: 4}[self]
-        return local.date().isoformat()[:width]
+        return local.isoformat()[:width]
+
+
+@lru_cache(maxsize=4096)
+def _local_day(zone: str, minute: int) -> date:
+    """The day in `zone` during the UTC minute `minute` (since the epoch): one for the whole
+    minute, since zones are whole minutes from UTC, so every draw of a minute shares it."""
+    return datetime.fromtimestamp(minute * 60, ZoneInfo(zone)).date()
 
 
 @dataclass(frozen=True, slots=True)

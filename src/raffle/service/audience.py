@@ -16,6 +16,7 @@ from raffle.service.ports.tags import Predicate, TagLanguage, TagStore
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 1.0  # after a failed look at the store
+HELD_AT_MOST = 100_000  # answers kept; all are forgotten when there are more
 
 
 def _never(facts: Mapping[str, object]) -> bool:
@@ -39,9 +40,23 @@ class TagBoard:
         # One read of a tag's members at a time, shared by every draw asking meanwhile.
         self._reading: dict[tuple[str, int | None], asyncio.Future[frozenset[str]]] = {}
         self._refreshing = asyncio.Lock()
+        # The last answer for a tag, user and day, with the profile and the tags' version it
+        # was given for: the profiles' cache hands out the same object until the profile
+        # changes, so an answer is reused only while neither the profile nor the tags moved.
+        self._held: dict[tuple[str, str, date], tuple[Profile, int, bool]] = {}
 
     async def holds(self, tag: str, profile: Profile, today: date) -> bool:
         """Whether the tag holds the user; an unknown tag holds no one."""
+        key = (tag, profile.user_id, today)
+        if (held := self._held.get(key)) and held[0] is profile and held[1] == self.version:
+            return held[2]
+        version, answer = self.version, await self._answer(tag, profile, today)
+        if len(self._held) >= HELD_AT_MOST:
+            self._held.clear()
+        self._held[key] = (profile, version, answer)
+        return answer
+
+    async def _answer(self, tag: str, profile: Profile, today: date) -> bool:
         if (order := self._orders.get(tag)) is None:
             return False
         answers: dict[str, bool] = {}
