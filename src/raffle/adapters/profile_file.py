@@ -10,7 +10,7 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from raffle.domain.errors import RaffleError
 from raffle.domain.profile_fields import (
@@ -19,7 +19,7 @@ from raffle.domain.profile_fields import (
     InvalidProfile,
     attribute_from_text,
     attribute_text,
-    attributes_json,
+    plain,
 )
 from raffle.domain.profiles import Profile
 from raffle.service.profile_import import ProfileRow, RowProblem
@@ -79,32 +79,18 @@ def write_profiles(profiles: Sequence[Profile], format: Format) -> str:
     written (unknown ones empty), and in CSV an `attr.<name>` column for every attribute
     any profile has."""
     if format == "jsonl":
-        return "".join(json.dumps(_fields(p), ensure_ascii=False) + "\n" for p in profiles)
+        return "".join(json.dumps(plain(p), ensure_ascii=False) + "\n" for p in profiles)
     names = sorted({name for p in profiles for name in p.attributes})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*_COLUMNS, *(ATTRIBUTE_COLUMN + n for n in names)])
     for profile in profiles:
-        fields = _fields(profile)
+        fields = plain(profile)
         attributes = [
             "" if (v := profile.attributes.get(n)) is None else attribute_text(v) for n in names
         ]
         writer.writerow(["" if fields[c] is None else fields[c] for c in _COLUMNS] + attributes)
     return out.getvalue()
-
-
-def _fields(profile: Profile) -> dict[str, Any]:
-    return {
-        "user_id": profile.user_id,
-        "phone": profile.phone,
-        "level": profile.level,
-        "gender": None if profile.gender is None else profile.gender.value,
-        "birth_date": None if profile.birth_date is None else profile.birth_date.isoformat(),
-        "region": profile.region,
-        "channel": profile.channel,
-        "sn": profile.sn,
-        "attributes": attributes_json(profile),
-    }
 
 
 def _csv(text: str) -> Rows:

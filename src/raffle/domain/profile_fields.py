@@ -152,6 +152,21 @@ def attributes_json(profile: Profile) -> dict[str, str | int | float | bool]:
     return {name: attribute_json(value) for name, value in sorted(profile.attributes.items())}
 
 
+def plain(profile: Profile) -> dict[str, object]:
+    """The profile's fields as JSON values (dates as ISO text), by their names."""
+    return {
+        "user_id": profile.user_id,
+        "phone": profile.phone,
+        "level": profile.level,
+        "gender": None if profile.gender is None else profile.gender.value,
+        "birth_date": None if profile.birth_date is None else profile.birth_date.isoformat(),
+        "region": profile.region,
+        "channel": profile.channel,
+        "sn": profile.sn,
+        "attributes": attributes_json(profile),
+    }
+
+
 def mask(country_code: int, national: str) -> str:
     """A phone number as shown outside the operator API: the country code, then the national
     number with its middle hidden ("+86 138****8000"): at least four digits, and at most its

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.tables.profiles import profile as table
 from raffle.domain.errors import Contention
-from raffle.domain.profile_fields import PhoneTaken, attribute, attributes_json
+from raffle.domain.profile_fields import PhoneTaken, attribute, attributes_json, plain
 from raffle.domain.profiles import Gender, Profile
 from raffle.service.ports.audiences import ProfileQuery, StoredProfile
 
@@ -152,18 +152,8 @@ def _filtered(statement: Select[Any], query: ProfileQuery) -> Select[Any]:
 
 
 def _row(profile: Profile, at: datetime) -> dict[str, Any]:
-    return {
-        "user_id": profile.user_id,
-        "phone": profile.phone,
-        "level": profile.level,
-        "gender": None if profile.gender is None else profile.gender.value,
-        "birth_date": None if profile.birth_date is None else profile.birth_date.isoformat(),
-        "region": profile.region,
-        "channel": profile.channel,
-        "sn": profile.sn,
-        "attributes": json.dumps(attributes_json(profile), ensure_ascii=False, sort_keys=True),
-        "updated_at": at,
-    }
+    attributes = json.dumps(attributes_json(profile), ensure_ascii=False, sort_keys=True)
+    return {**plain(profile), "attributes": attributes, "updated_at": at}
 
 
 def _keyed(row: dict[str, Any]) -> dict[str, Any]:
