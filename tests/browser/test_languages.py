@@ -15,6 +15,13 @@ import raffle
 from raffle.domain.activity import ActivityState
 from raffle.domain.draws import WinState
 from raffle.domain.fulfilment import ShipmentState
+from raffle.domain.policies import (
+    INSUFFICIENT_POINTS,
+    JOIN_LIMIT_REACHED,
+    LEVEL_REQUIRED,
+    NOT_IN_AUDIENCE,
+    WIN_LIMIT_REACHED,
+)
 from tests.browser.conftest import DESKTOP, PASSWORD, OpenTab, Server
 from tests.browser.player import draw, token
 
@@ -57,6 +64,16 @@ def test_both_catalogues_hold_every_key_the_page_uses() -> None:
             "activity_not_open",
             "draws_paused",  # an operator switched the draws off
             "maintenance",
+            "not_admitted",  # no participation policy admits the player
+            "activity_full",  # the activity's participants cap
+        },
+        # each policy's reason for refusing a player (domain/policies.py)
+        "refusal": {
+            NOT_IN_AUDIENCE,
+            LEVEL_REQUIRED,
+            INSUFFICIENT_POINTS,
+            JOIN_LIMIT_REACHED,
+            WIN_LIMIT_REACHED,
         },
     }
     assert made == set(values)

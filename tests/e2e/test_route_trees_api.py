@@ -177,7 +177,7 @@ async def test_a_player_is_told_their_activity_and_the_path_taken(api: Api) -> N
         Profile("ann", gender=Gender.FEMALE, birth_date=adult),
         Profile("bob", gender=Gender.MALE, birth_date=adult),
     )
-    api.raffle.audience = Audience({"vip": {"bob"}})
+    api.raffle.tags = Audience({"vip": {"bob"}})  # type: ignore[assignment]
     ann, bob, kid = await api.login("ann"), await api.login("bob"), await api.login("kid")
 
     mine = await api.client.get("/api/me/route/newcomers", headers=ann)
