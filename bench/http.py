@@ -560,7 +560,9 @@ def policy_draws(
     server: Server, args: argparse.Namespace, tokens: Path, report: dict[str, Any]
 ) -> int:
     """The same users' draws in the activity with policies, warmed as the plain one was (its
-    counters, the profiles and the tag in each process); the 201 answers."""
+    counters, the profiles and the tag in each process), then the plain activity's again:
+    the policies are compared with the plain runs before and after them, so that a machine
+    that speeds up or slows down during the run weighs on both sides. The 201 answers."""
     print(f"draws with policies {args.seconds:g} s (warm-up {args.warmup:g} s)")
     warmed = draw_load(server, args, tokens, args.warmup, "warm-policies", POLICIES_ACTIVITY)
     report["busy before draws with policies"] = wait_for_idle(args.idle_wait)
@@ -568,8 +570,13 @@ def policy_draws(
         lambda: draw_load(server, args, tokens, args.seconds, "policies", POLICIES_ACTIVITY),
         server,
     )
-    return int(warmed["statuses"].get("201", 0)) + int(
-        report["draws with policies"]["statuses"].get("201", 0)
+    print(f"draws again {args.seconds:g} s")
+    report["draws again"], report["cpu during draws again"] = measured(
+        lambda: draw_load(server, args, tokens, args.seconds, "again"), server
+    )
+    return sum(
+        int(run["statuses"].get("201", 0))
+        for run in (warmed, report["draws with policies"], report["draws again"])
     )
 
 
@@ -927,8 +934,8 @@ def orders_against_answers(args: argparse.Namespace, report: dict[str, Any]) -> 
     """Every order stored was answered 201, but for the draws still in flight when a wrk run
     ended (at most its connections, for each run) and the chances spent before a refusals
     run; an order missing, or one too many, is a lost or a phantom draw."""
-    # warm-up, draws, the run under py-spy, and the policies' warm-up and draws
-    runs = 2 + bool(args.profile) + 2 * bool(args.policies)
+    # warm-up, draws, the run under py-spy, and the policies' warm-up, draws and draws again
+    runs = 2 + bool(args.profile) + 3 * bool(args.policies)
     spent = args.users if args.refusals else 0
     unanswered = report["integrity"]["orders"] - report["answered 201"] - spent
     bound = args.connections * runs
@@ -1239,7 +1246,7 @@ def print_summary(report: dict[str, Any]) -> None:
     )
     head = f"{'endpoint':<22}{'req/s':>10}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'max ms':>9}"
     print(head + "  answers")
-    for name in ("draws", "draws with policies", "health", "draws under py-spy"):
+    for name in ("draws", "draws with policies", "draws again", "health", "draws under py-spy"):
         if (r := report.get(name)) is None:
             continue
         lat = r["latency_ms"]
@@ -1261,7 +1268,7 @@ def print_summary(report: dict[str, Any]) -> None:
         # draw.lua takes the users in turn: each user's first draw is a first visit.
         visits = min(cfg["users"], draws["requests"])
         print(f"first visits: {visits:,} of the {draws['requests']:,} draws measured")
-    for name in ("draws", "draws with policies", "health"):
+    for name in ("draws", "draws with policies", "draws again", "health"):
         if cpu := report.get(f"cpu during {name}"):
             print_cpu(name, cpu, report[name])
     print_ratio(report)
@@ -1309,8 +1316,10 @@ def print_ratio(report: dict[str, Any]) -> None:
     )
     if policies := report.get("draws with policies"):
         per = policies["cpu_ms_per_request"]
+        plain = (draws["rps"] + report["draws again"]["rps"]) / 2
         print(
-            f"draws with policies / draws: {policies['rps'] / max(draws['rps'], 1e-9):.2f}; "
+            f"draws with policies / draws (before and after them): "
+            f"{policies['rps'] / max(plain, 1e-9):.2f}; "
             f"CPU per draw with policies: "
             f"{per['raffle workers'] + per['database + redis servers']:.2f} ms"
         )
@@ -1414,8 +1423,8 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="after the draws, as many seconds of draws by the same users in an activity with "
         "two participation policies (a dynamic tag's first, then everyone's joins and wins "
-        "counted per day, read and written in every draw's transaction): the rate against the "
-        "plain activity's, in one run",
+        "counted per day, read and written in every draw's transaction), then the plain "
+        "activity's again: the rate against the plain runs' mean, in one run",
     )
     parser.add_argument(
         "--request-log",
