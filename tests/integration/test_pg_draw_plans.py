@@ -12,7 +12,6 @@ from typing import Any
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.postgres.draw_batch_sql import consume_sql, open_sql, record_sql
 from raffle.adapters.sql.postgres.participation_sql import (
-    count_sql,
     record_and_count_sql,
     standings_sql,
 )
@@ -89,7 +88,6 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
         open_sql(TABLES): _welcomes,
         record_sql(TABLES): _records,
         standings_sql(TABLES): _standings,
-        count_sql(TABLES): _counts,
         record_and_count_sql(TABLES, TABLES): _records_and_counts,
         _pg_claims(PRIZES): _slots,
     }

@@ -277,6 +277,9 @@ class FakeUsers:
     async def get(self, user_id: str) -> User | None:
         return self.rows.get(user_id)
 
+    async def many(self, user_ids: Collection[str]) -> dict[str, User]:
+        return {u: self.rows[u] for u in user_ids if u in self.rows}
+
     async def first(self, limit: int) -> list[User]:
         return [self.rows[name] for name in sorted(self.rows)[:limit]]
 

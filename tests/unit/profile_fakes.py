@@ -40,7 +40,7 @@ class FakeProfileRepository:
             str(profile.phone)
         )
         if owner not in (None, profile.user_id):
-            raise PhoneTaken(f"phone {profile.phone} is {owner}'s")
+            raise PhoneTaken(f"phone {profile.phone} is another user's")
         self.rows[profile.user_id] = StoredProfile(profile, at)
 
     async def put_all(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:

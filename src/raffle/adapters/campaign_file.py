@@ -134,7 +134,7 @@ class ActivityIn(_Model):
     person_caps: PersonCapsIn | None = None  # a capped win is the fallback
     award_num_limit: Count | None = None  # total winners of the activity
     join_people_total_limit: Count | None = None  # total participants
-    perfect_activity: bool = False  # "100 % win": every draw wins while stock lasts
+    perfect_activity: bool = False  # every draw wins a real prize while stock lasts
 
 
 class SkuIn(_Model):

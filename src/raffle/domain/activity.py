@@ -57,7 +57,7 @@ class Activity:
     description: str = ""
     state: ActivityState = ActivityState.EDIT
     welcome_pack: int | None = None  # quota pack granted on a user's first visit
-    caps: Caps = NO_CAPS  # total winners and participants, "100 % win"
+    caps: Caps = NO_CAPS  # total winners and participants, every draw wins
 
     def __post_init__(self) -> None:
         if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:

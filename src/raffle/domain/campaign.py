@@ -134,7 +134,7 @@ class Campaign:
         return found
 
     def engines(self, *, perfect: bool = False) -> dict[int, DrawEngine]:
-        """An engine per strategy; `perfect`: in the "100 % win" mode of activities."""
+        """An engine per strategy; `perfect`: in the mode where every draw wins."""
         catalogue = {a.id: a for a in self.awards}
         return {s.id: DrawEngine(s, catalogue, perfect=perfect) for s in self.strategies}
 

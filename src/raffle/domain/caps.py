@@ -1,4 +1,4 @@
-"""Activity-wide caps (seed 004): total winners, total participants, and the "100 % win" mode."""
+"""Activity-wide caps (seed 004): total winners, total participants, every draw a win."""
 
 from __future__ import annotations
 

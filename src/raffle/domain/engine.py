@@ -47,7 +47,7 @@ class DrawEngine:
     It keeps which stocked prizes it has seen run out: in `redistribute` mode they leave
     the tables, in `fallback` mode landing on them yields the fallback.
 
-    `perfect` ("100 % win", seed 004 `perfect_activity`): only real prizes (neither the
+    `perfect` (every draw wins, seed 004 `perfect_activity`): only real prizes (neither the
     fallback nor "thanks") are drawn, at their rates renormalised over those with stock
     left; exhausted ones leave the tables whatever the mode. The exact odds say so.
     """

@@ -34,7 +34,7 @@ class Period(StrEnum):
         """The period `now` falls in, in the activity's time zone (`zone`)."""
         if self is Period.PERMANENT:
             return "all"
-        local = _local_day(zone, int(now.timestamp() // 60))
+        local = local_day(zone, now)
         if self is Period.WEEK:
             year, week, _ = local.isocalendar()
             return f"{year}-W{week:02d}"
@@ -42,8 +42,13 @@ class Period(StrEnum):
         return local.isoformat()[:width]
 
 
+def local_day(zone: str, now: datetime) -> date:
+    """The day `now` falls on in `zone`."""
+    return _day_of_minute(zone, int(now.timestamp() // 60))
+
+
 @lru_cache(maxsize=4096)
-def _local_day(zone: str, minute: int) -> date:
+def _day_of_minute(zone: str, minute: int) -> date:
     """The day in `zone` during the UTC minute `minute` (since the epoch): one for the whole
     minute, since zones are whole minutes from UTC, so every draw of a minute shares it."""
     return datetime.fromtimestamp(minute * 60, ZoneInfo(zone)).date()

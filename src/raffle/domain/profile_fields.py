@@ -18,7 +18,7 @@ from raffle.domain.users import NAME
 FIELDS = ("phone", "level", "gender", "birth_date", "region", "channel", "sn", "attributes")
 # The fields an operator may open to players (runtime switches `profile.edit.<field>`): never
 # the level, which participation policies admit by.
-PLAYER_FIELDS = ("phone", "gender", "birth_date", "region", "channel", "sn", "attributes")
+PLAYER_FIELDS = tuple(field for field in FIELDS if field != "level")
 
 MAX_LEVEL = 999
 MAX_TEXT = 64  # region, channel, device serial

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
+from raffle.domain.profile_fields import ISO_DATE
 from raffle.domain.route_tree_checks import FIELDS, InvalidRouteTree, TreeProblem
 from raffle.domain.route_trees import Leaf, Line, Node, Op, RouteTree, Scalar, Subject, Value
 
-ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 SCALARS = (str, int, float, bool)
 
 

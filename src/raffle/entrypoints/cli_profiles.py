@@ -18,6 +18,14 @@ from raffle.service.profiles import every_profile
 PARTLY_REFUSED = 1  # the exit status when some rows were refused (2: nothing could run)
 
 
+format_option = click.option(
+    "--format",
+    "kind",
+    type=click.Choice(["csv", "jsonl"]),
+    help="The file's format.  [default: by its extension: .csv, .jsonl or .ndjson]",
+)
+
+
 @click.group()
 def profile() -> None:
     """Players' profiles."""
@@ -25,19 +33,11 @@ def profile() -> None:
 
 @profile.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--format",
-    "kind",
-    type=click.Choice(["csv", "jsonl"]),
-    help="The file's format.  [default: by its extension: .csv, .jsonl or .ndjson]",
-)
+@format_option
 def import_command(file: Path, kind: Format | None) -> None:
     """Import profiles from FILE: each row sets the fields the file names; importing it again
     changes nothing. Bad rows are listed by line and skipped whole (exit status 1)."""
-    kind = kind or FORMATS.get(file.suffix.lower())
-    if kind is None:
-        fail(f"cannot tell the format of {file.name}: pass --format csv or --format jsonl")
-    chosen: Format = kind
+    chosen = _format(file, kind)
     data = file.read_bytes()
 
     async def use(raffle: Raffle) -> None:
@@ -58,19 +58,11 @@ def import_command(file: Path, kind: Format | None) -> None:
 
 @profile.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
-@click.option(
-    "--format",
-    "kind",
-    type=click.Choice(["csv", "jsonl"]),
-    help="The file's format.  [default: by its extension: .csv, .jsonl or .ndjson]",
-)
+@format_option
 def export_command(file: Path, kind: Format | None) -> None:
     """Write every profile to FILE, as `raffle profile import` reads it back unchanged."""
-    kind = kind or FORMATS.get(file.suffix.lower())
-    if kind is None:
-        fail(f"cannot tell the format of {file.name}: pass --format csv or --format jsonl")
-    chosen: Format = kind
-    found: list[str] = []
+    chosen = _format(file, kind)
+    found: list[str] = []  # written once the event loop is done: no blocking file I/O in it
 
     async def use(raffle: Raffle) -> None:
         profiles = await every_profile(raffle.uow)
@@ -79,6 +71,14 @@ def export_command(file: Path, kind: Format | None) -> None:
 
     with_raffle(use)
     file.write_text(found[0], encoding="utf-8")
+
+
+def _format(file: Path, kind: Format | None) -> Format:
+    """The format asked for, else the one the file's extension names."""
+    found = kind or FORMATS.get(file.suffix.lower())
+    if found is None:
+        fail(f"cannot tell the format of {file.name}: pass --format csv or --format jsonl")
+    return found
 
 
 def _print(file: Path, report: ImportReport) -> None:

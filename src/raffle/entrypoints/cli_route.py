@@ -11,6 +11,7 @@ import click
 
 from raffle.adapters.clock import SystemClock
 from raffle.bootstrap import Raffle
+from raffle.domain.profile_fields import InvalidProfile, attribute_from_text
 from raffle.domain.profiles import Gender, age
 from raffle.domain.route_tree_checks import FIELDS
 from raffle.domain.route_trees import MISSING, Route, RouteTree, Subject
@@ -90,18 +91,8 @@ def _attribute(text: str) -> tuple[str, object]:
             return name, date.fromisoformat(value)
         if kind is Gender:
             return name, Gender(value).value
-    except ValueError as error:
+        if kind is str:
+            return name, value
+        return name, attribute_from_text(value, name)  # as a profile file's cell reads
+    except (ValueError, InvalidProfile) as error:
         fail(f"--attr {name}: {error}")
-    return name, value if kind is str else _free(value)
-
-
-def _free(text: str) -> object:
-    """A free attribute's value as it reads: a number, true/false, a date, else the text."""
-    if text in ("true", "false"):
-        return text == "true"
-    for parse in (int, float, date.fromisoformat):
-        try:
-            return parse(text)
-        except ValueError:
-            continue
-    return text

@@ -59,8 +59,8 @@ class PublishedPrize:
     stock: int | None
     stock_left: int | None
     lock_after: int | None  # the draw count from which it can be won
-    # In a "100 % win" activity: its chance, the real prizes' rates renormalised over those
-    # with stock left (an exact fraction); None in any other activity.
+    # Where every draw wins: its chance, the real prizes' rates renormalised over those with
+    # stock left (an exact fraction); None in any other activity.
     perfect_chance: Fraction | None = None
 
 
@@ -82,7 +82,7 @@ class PublishedOdds:
 def _perfect_chances(
     prizes: list[PublishedPrize], strategy: Strategy, engine: DrawEngine
 ) -> list[PublishedPrize]:
-    """The prizes with their chance in a "100 % win" activity: each real prize with stock
+    """The prizes with their chance in an activity where every draw wins: each real prize with stock
     left at its rate over the sum of those rates (as the engine draws them)."""
     live = {
         p.award_id: strategy.prize(p.award_id).weight  # type: ignore[union-attr]

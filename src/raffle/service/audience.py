@@ -50,13 +50,14 @@ class TagBoard:
         key = (tag, profile.user_id, today)
         if (held := self._held.get(key)) and held[0] is profile and held[1] == self.version:
             return held[2]
-        version, answer = self.version, await self._answer(tag, profile, today)
+        version, answer = self.version, await self.answer(tag, profile, today)
         if len(self._held) >= HELD_AT_MOST:
             self._held.clear()
         self._held[key] = (profile, version, answer)
         return answer
 
-    async def _answer(self, tag: str, profile: Profile, today: date) -> bool:
+    async def answer(self, tag: str, profile: Profile, today: date) -> bool:
+        """Whether the tag holds the user, worked out now and not kept (a preview's scan)."""
         if (order := self._orders.get(tag)) is None:
             return False
         answers: dict[str, bool] = {}

@@ -12,7 +12,7 @@ from raffle.domain.policies import Participation
 from raffle.domain.route_tree_checks import leaf_problems
 from raffle.service.audience import TagBoard
 from raffle.service.ports import Clock, UnitOfWork
-from raffle.service.route_trees import RouteTreeConflict
+from raffle.service.route_trees import conflict, next_version
 from raffle.service.tags import definition_problems, load_definitions
 
 CAMPAIGN = "campaign"  # who saved what a campaign load stored
@@ -138,9 +138,9 @@ async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) 
         stored = await uow.route_trees.get(tree.name)
         if stored is not None and stored.tree == tree:
             continue
-        version = await uow.route_trees.last_version(tree.name) + 1
+        version = await next_version(uow, tree.name)
         if not await uow.route_trees.add(tree.name, version, tree, CAMPAIGN, now):
-            raise RouteTreeConflict(f"tree {tree.name!r} was saved meanwhile: load again")
+            raise conflict(tree.name)
 
 
 async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from raffle.domain.awards import AwardKind
 from raffle.domain.caps import Cap
+from raffle.domain.engine import WIN, DrawEngine
 from raffle.service.ports import Shards, UnitOfWork
 
 
@@ -29,14 +29,13 @@ async def counted(
         awards = await reader.awards.all()
     if activity is None or strategy is None:
         return {}
-    misses = {a.id for a in awards.values() if a.kind is AwardKind.THANKS}
-    misses.add(strategy.fallback.award_id)
+    outcome = DrawEngine(strategy, awards).outcome  # what within_caps counted as a win
     winners = entrants = 0
     for shard in shards.every():
         async with shard:
             tally = await shard.wins.tally(activity_id)
             entrants += await shard.wins.entrants(activity_id)
-        winners += sum(n for (award_id, _), n in tally.items() if award_id not in misses)
+        winners += sum(n for (award_id, _), n in tally.items() if outcome(award_id) == WIN)
     found = {Cap.WINNERS: winners, Cap.PARTICIPANTS: entrants}
     return {cap: found[Cap(cap)] for cap in activity.caps.limits()}
 

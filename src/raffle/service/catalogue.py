@@ -45,7 +45,9 @@ class Catalogue:
         self._ttl = ttl
         self._rules_off = rules_off
         self._entries: dict[tuple[str, int], tuple[float, Any]] = {}
-        self._engines: dict[tuple[int, bool], DrawEngine] = {}  # by strategy and "100 % win"
+        self._engines: dict[
+            tuple[int, bool], DrawEngine
+        ] = {}  # by strategy, and whether every draw wins
         self._loading: dict[tuple[str, int], asyncio.Future[Any]] = {}
         self._generation = 0  # what forget() moves on, so that older loads are not kept
 
@@ -59,7 +61,7 @@ class Catalogue:
         return found
 
     async def engine(self, activity: Activity) -> DrawEngine:
-        """The draw engine of the activity's strategy, in its "100 % win" mode if it has it."""
+        """The draw engine of the activity's strategy; one where every draw wins if it says so."""
         key = (activity.strategy_id, activity.caps.perfect)
         if (engine := self._engines.get(key)) is not None:
             return engine

@@ -4,12 +4,19 @@ before the transaction), checked and counted inside it (every draw store runs th
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
 from raffle.domain.activity import Activity
 from raffle.domain.engine import WIN
 from raffle.domain.points import PointsKind, PointsOrder
-from raffle.domain.policies import Admission, Entry, Participation, Standing, admit, early_refusal
+from raffle.domain.policies import (
+    Admission,
+    Entry,
+    Participation,
+    Standing,
+    admit,
+    early_refusal,
+    local_day,
+)
 from raffle.domain.profiles import Profile
 from raffle.service import ids
 from raffle.service.ports import Attempt, Counting, Reading, ShardUnitOfWork
@@ -33,11 +40,11 @@ async def enter(
     profile = Profile(user_id)
     if profiles is not None and any(p.tag is not None or p.levels for p in policies):
         profile = await profiles.of(user_id)
-    today = now.astimezone(ZoneInfo(activity.time_zone)).date()
     early = []
     for policy in policies:
         inside = policy.tag is None or (
-            audience is not None and await audience.holds(policy.tag, profile, today)
+            audience is not None
+            and await audience.holds(policy.tag, profile, local_day(activity.time_zone, now))
         )
         early.append(early_refusal(policy, inside, profile.level))
     return Entry(participation, tuple(early), now, activity.time_zone)

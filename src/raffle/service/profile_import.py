@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from raffle.domain.errors import Contention, RaffleError
+from raffle.domain.errors import RaffleError
 from raffle.domain.profile_fields import PhoneTaken, changes_of, edited, user_id
 from raffle.domain.profiles import Profile
+from raffle.service.contention import retried
 from raffle.service.ports import UnitOfWork
 from raffle.service.profiles import ProfileCare
 
 CHUNK = 500  # rows a transaction: an import of any size holds no lock for long
-ATTEMPTS = 3  # a chunk the database dropped to break a deadlock (another import) runs again
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,15 +107,15 @@ def _checked(row: ProfileRow, care: ProfileCare, seen: set[str]) -> _Good | RowP
     return _Good(row.line, who, changes)
 
 
-async def _apply(good: list[_Good], care: ProfileCare, attempts: int = ATTEMPTS) -> _Chunk:
-    try:
-        async with care.uow() as uow:
-            done = await _write(good, uow, care.clock.now())
-            await uow.commit()
-    except Contention:
-        if attempts == 1:
-            raise
-        return await _apply(good, care, attempts - 1)  # rolled back whole: run it again
+async def _apply(good: list[_Good], care: ProfileCare) -> _Chunk:
+    # A chunk the database dropped to break a deadlock (another import) runs again, whole.
+    return await retried(lambda: _apply_once(good, care))
+
+
+async def _apply_once(good: list[_Good], care: ProfileCare) -> _Chunk:
+    async with care.uow() as uow:
+        done = await _write(good, uow, care.clock.now())
+        await uow.commit()
     return done
 
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from raffle.domain.errors import Contention
 from raffle.domain.profile_fields import (
     FIELDS,
     FieldNotEditable,
@@ -21,12 +20,11 @@ from raffle.domain.profile_fields import (
 )
 from raffle.domain.profiles import Profile
 from raffle.domain.users import UnknownUser, User
+from raffle.service.contention import retried
 from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.ports.audiences import ProfileQuery
 from raffle.service.ports.profile_care import Phones
 from raffle.service.profile_cache import CachedProfiles
-
-ATTEMPTS = 3  # a change made from a read another transaction outdated runs again
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +85,8 @@ async def search(
         )
     async with uow:
         found = await uow.profiles.search(query, after, limit)
-        accounts = [await uow.users.get(s.profile.user_id) for s in found]
-    return [OperatorView(s.profile, s.updated_at, a) for s, a in zip(found, accounts, strict=True)]
+        accounts = await uow.users.many([s.profile.user_id for s in found])
+    return [OperatorView(s.profile, s.updated_at, accounts.get(s.profile.user_id)) for s in found]
 
 
 async def every_profile(uow: Callable[[], UnitOfWork], page: int = 1000) -> list[Profile]:
@@ -111,26 +109,29 @@ async def _change(
     return await _apply(user_id, typed, care, merge=merge)
 
 
-async def _apply(
-    user_id: str, typed: dict[str, Any], care: ProfileCare, *, merge: bool, attempts: int = ATTEMPTS
-) -> Profile:
-    now = care.clock.now()
-    try:
-        async with care.uow() as uow:
-            stored = (await uow.profiles.for_change([user_id])).get(user_id)
-            current = stored or Profile(user_id)
-            updated = edited(current if merge else Profile(user_id), typed, now.date())
-            if updated == current:
-                return current
-            if updated.phone is not None and updated.phone != current.phone:
-                owner = (await uow.profiles.phone_owners([updated.phone])).get(updated.phone)
-                if owner not in (None, user_id):
-                    raise PhoneTaken(f"phone {updated.phone} is another user's")
-            await uow.profiles.put(updated, now)
-            await uow.commit()
-    except Contention:
-        if attempts == 1:
-            raise
-        return await _apply(user_id, typed, care, merge=merge, attempts=attempts - 1)
-    await care.cache.changed([user_id])
+async def _apply(user_id: str, typed: dict[str, Any], care: ProfileCare, *, merge: bool) -> Profile:
+    # A change made from a read another transaction outdated runs again.
+    updated, changed = await retried(lambda: _apply_once(user_id, typed, care, merge=merge))
+    if changed:
+        await care.cache.changed([user_id])
     return updated
+
+
+async def _apply_once(
+    user_id: str, typed: dict[str, Any], care: ProfileCare, *, merge: bool
+) -> tuple[Profile, bool]:
+    """The profile after the change, and whether it changed."""
+    now = care.clock.now()
+    async with care.uow() as uow:
+        stored = (await uow.profiles.for_change([user_id])).get(user_id)
+        current = stored or Profile(user_id)
+        updated = edited(current if merge else Profile(user_id), typed, now.date())
+        if updated == current:
+            return current, False
+        if updated.phone is not None and updated.phone != current.phone:
+            owner = (await uow.profiles.phone_owners([updated.phone])).get(updated.phone)
+            if owner not in (None, user_id):
+                raise PhoneTaken(f"phone {updated.phone} is another user's")
+        await uow.profiles.put(updated, now)
+        await uow.commit()
+    return updated, True

@@ -52,9 +52,9 @@ async def save_tree(
                 activities[leaf_activity] = found
         if wrong := problems(tree, activities, now):
             raise InvalidRouteTree(wrong)
-        version = await _next_version(writer, tree.name, base_version)
+        version = await next_version(writer, tree.name, base_version)
         if not await writer.route_trees.add(tree.name, version, tree, actor, now):
-            raise _conflict(tree.name)
+            raise conflict(tree.name)
         await writer.commit()
     return TreeVersion(tree, version, actor, now)
 
@@ -72,9 +72,9 @@ async def delete_tree(
     async with uow() as writer:
         if await writer.route_trees.get(name) is None:
             raise UnknownRouteTree(f"no tree {name!r}")
-        version = await _next_version(writer, name, base_version)
+        version = await next_version(writer, name, base_version)
         if not await writer.route_trees.add(name, version, None, actor, clock.now()):
-            raise _conflict(name)
+            raise conflict(name)
         await writer.commit()
     return version
 
@@ -135,14 +135,16 @@ async def _fact(
     return fact_of(known, node.name)
 
 
-async def _next_version(writer: UnitOfWork, name: str, base_version: int | None) -> int:
+async def next_version(writer: UnitOfWork, name: str, base_version: int | None = None) -> int:
+    """The version a save of tree `name` takes; RouteTreeConflict if `base_version` (0: no
+    tree yet) is not the stored one."""
     last = await writer.route_trees.last_version(name)
     if base_version is not None:
         stored = await writer.route_trees.get(name)
         if base_version != (0 if stored is None else stored.version):
-            raise _conflict(name)
+            raise conflict(name)
     return last + 1
 
 
-def _conflict(name: str) -> RouteTreeConflict:
+def conflict(name: str) -> RouteTreeConflict:
     return RouteTreeConflict(f"tree {name!r} was changed meanwhile: read it again")

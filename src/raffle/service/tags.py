@@ -93,7 +93,7 @@ async def remove_members(name: str, user_ids: Iterable[str], board: TagBoard) ->
 
 async def members(name: str, board: TagBoard) -> list[str]:
     await _static(name, board)
-    return sorted(await board.store.members(name))
+    return sorted(await board.members(name))
 
 
 async def preview(
@@ -112,7 +112,7 @@ async def preview(
         wanted = min(PAGE, scan - scanned)
         page = await profiles.page(after, wanted)
         for profile in page:
-            if await board.holds(name, profile, today):
+            if await board.answer(name, profile, today):  # not kept: the draws' answers stay
                 matched += 1
                 if len(found) < sample:
                     found.append(profile.user_id)
@@ -152,7 +152,7 @@ async def definitions(board: TagBoard) -> list[TagDefinition]:
     """Every tag, static ones with their members: what a campaign file exports."""
     found = []
     for tag in await tags(board):
-        listed = sorted(await board.store.members(tag.name)) if tag.kind is TagKind.STATIC else []
+        listed = sorted(await board.members(tag.name)) if tag.kind is TagKind.STATIC else []
         found.append(TagDefinition(tag, tuple(listed)))
     return found
 

@@ -17,6 +17,8 @@ ID_LIMIT = MAX_ID + 1
 Id = Annotated[int, Field(ge=1, lt=ID_LIMIT)]
 ActivityId = Annotated[int, Path(ge=1, lt=ID_LIMIT, examples=[100301])]
 UserId = Annotated[str, Field(min_length=1, max_length=32, examples=["alice"])]
+# A user's id in a path (the login name): as the account table holds it.
+UserIdPath = Annotated[str, Path(min_length=1, max_length=32, examples=["alice"])]
 OrderId = Annotated[
     str, Path(min_length=1, max_length=32, description="The raffle order of the win.")
 ]

@@ -14,7 +14,7 @@ from raffle.domain.profile_fields import (
     MAX_LEVEL,
     MAX_PHONE_INPUT,
     MAX_TEXT,
-    attributes_json,
+    plain,
 )
 from raffle.domain.profiles import Gender, Profile
 from raffle.domain.users import UserStatus
@@ -130,7 +130,7 @@ class ProfileOut(BaseModel):
     @classmethod
     def of(cls, profile: Profile, phones: Phones, editable: frozenset[str]) -> ProfileOut:
         phone = None if profile.phone is None else phones.masked(profile.phone)
-        return cls(**_fields(profile), phone=phone, editable=sorted(editable))
+        return cls(**{**plain(profile), "phone": phone}, editable=sorted(editable))
 
 
 class OperatorProfileOut(BaseModel):
@@ -151,12 +151,7 @@ class OperatorProfileOut(BaseModel):
     @classmethod
     def of(cls, view: OperatorView) -> OperatorProfileOut:
         status = None if view.account is None else view.account.status
-        return cls(
-            **_fields(view.profile),
-            phone=view.profile.phone,
-            updated_at=view.updated_at,
-            status=status,
-        )
+        return cls(**plain(view.profile), updated_at=view.updated_at, status=status)
 
 
 class ProfilePageOut(BaseModel):
@@ -199,16 +194,3 @@ class ImportReportOut(BaseModel):
             refused=report.refused,
             problems=problems,
         )
-
-
-def _fields(profile: Profile) -> dict[str, Any]:
-    return {
-        "user_id": profile.user_id,
-        "level": profile.level,
-        "gender": profile.gender,
-        "birth_date": profile.birth_date,
-        "region": profile.region,
-        "channel": profile.channel,
-        "sn": profile.sn,
-        "attributes": attributes_json(profile),
-    }

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from datetime import date
 from typing import Annotated
 
 from pydantic import BaseModel, Field, model_validator
 
+from raffle.domain.profile_fields import ISO_DATE
 from raffle.domain.tags import MAX_CONDITION, Clause, Operator, Tag, TagKind, Value
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import UserId
 from raffle.entrypoints.http.examples import examples_of
 from raffle.service.tags import Preview
 
-ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAX_MEMBERS = 10_000  # user ids in one request: a larger list is sent in parts
 Scalar = (
     Annotated[str, Field(max_length=200)]

@@ -72,9 +72,10 @@ class ProfileRepository(Protocol):
 
 
 class Profiles(Protocol):
-    """A user's profile as the draw and the router read it: kept in memory or Redis and
-    forgotten when it changes, so that reading it costs no database round trip in the
-    common case. A user without a stored profile has an empty one (`Profile(user_id)`)."""
+    """A user's profile as the draw and the router read it: kept in each process's memory
+    and forgotten when it changes (the news goes through Redis), so that reading it costs no
+    database round trip in the common case. A user without a stored profile has an empty
+    one (`Profile(user_id)`)."""
 
     async def of(self, user_id: str) -> Profile: ...
 

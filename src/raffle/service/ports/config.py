@@ -90,6 +90,10 @@ class UserRepository(Protocol):
 
     async def get(self, user_id: str) -> User | None: ...
 
+    async def many(self, user_ids: Collection[str]) -> dict[str, User]:
+        """The accounts of those of `user_ids` that have one (a page's worth), by id."""
+        ...
+
     async def first(self, limit: int) -> list[User]:
         """Up to `limit` users, by name."""
         ...

@@ -8,6 +8,7 @@ each statement anyway (asyncmy sends them as text).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
 from sqlalchemy import Table
@@ -33,6 +34,13 @@ def _rows(width: int, count: int) -> str:
     return ", ".join([row] * count)
 
 
+def derived(columns: Sequence[str], count: int) -> str:
+    """A derived table of `count` rows of `columns`, every value a parameter."""
+    first = ", ".join(f"%s AS {name}" for name in columns)
+    more = " UNION ALL SELECT " + ", ".join(["%s"] * len(columns))
+    return f"(SELECT {first}{more * (count - 1)})"
+
+
 @cache
 def consume_sql(index: int, count: int) -> str:
     """`count` claims on shard table `index` (a derived table of their rows, `x`), each with
@@ -40,13 +48,11 @@ def consume_sql(index: int, count: int) -> str:
     Idempotency-Key. STRAIGHT_JOIN keeps the join order as written: the claims in the order
     given, and each one's account locked before its day and month rows, as every draw does."""
     t = shard_tables(index)
-    first = ", ".join(f"%s AS {name}" for name in CLAIM_COLUMNS)
-    more = " UNION ALL SELECT " + ", ".join(["%s"] * len(CLAIM_COLUMNS))
     key = "{0}.user_id = x.user_id AND {0}.activity_id = x.activity_id"
     replay = ", ".join(f"o.{name}" for name in ORDER_COLUMNS)
     return (
         "SELECT STRAIGHT_JOIN x.n, q.total, q.total_left, q.day, q.month, "  # noqa: S608
-        f"d.day_left, m.month_left, {replay} FROM (SELECT {first}{more * (count - 1)}) AS x "
+        f"d.day_left, m.month_left, {replay} FROM {derived(CLAIM_COLUMNS, count)} AS x "
         f"LEFT JOIN {t.quota_account.name} AS q ON {key.format('q')} "
         f"LEFT JOIN {t.quota_day.name} AS d ON {key.format('d')} AND d.day = x.on_day "
         f"LEFT JOIN {t.quota_month.name} AS m ON {key.format('m')} AND m.month = x.in_month "

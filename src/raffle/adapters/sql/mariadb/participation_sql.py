@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from functools import cache
 
+from raffle.adapters.sql.mariadb.draw_batch_sql import derived
 from raffle.adapters.sql.tables.participation import participation_table
 from raffle.adapters.sql.tables.points import points_tables
-
-
-def _derived(columns: tuple[str, ...], count: int) -> str:
-    first = ", ".join(f"%s AS {name}" for name in columns)
-    more = " UNION ALL SELECT " + ", ".join(["%s"] * len(columns))
-    return f"(SELECT {first}{more * (count - 1)})"
 
 
 @cache
@@ -25,7 +20,7 @@ def counters_sql(index: int, count: int) -> str:
     those that have a row, with their count. A plain read: the accounts' row locks make one
     user's draws in an activity take turns, and READ COMMITTED reads what they committed."""
     table = participation_table(index).name
-    rows = _derived(("n", "user_id", "activity_id", "counter"), count)
+    rows = derived(("n", "user_id", "activity_id", "counter"), count)
     return (
         f"SELECT x.n, x.counter, c.n FROM {rows} AS x JOIN {table} AS c "  # noqa: S608
         "ON c.user_id = x.user_id AND c.activity_id = x.activity_id AND c.counter = x.counter"
@@ -37,7 +32,7 @@ def balances_sql(index: int, count: int) -> str:
     """`count` draws' points available (rows of position, user) on shard table `index`, their
     accounts locked in the order given (by user)."""
     table = points_tables(index).points_account.name
-    rows = _derived(("n", "user_id"), count)
+    rows = derived(("n", "user_id"), count)
     return (
         f"SELECT STRAIGHT_JOIN x.n, q.available FROM {rows} AS x "  # noqa: S608
         f"JOIN {table} AS q ON q.user_id = x.user_id FOR UPDATE"

@@ -60,22 +60,17 @@ def standings_sql(tables: tuple[int, ...]) -> str:
 
 
 @cache
-def count_sql(tables: tuple[int, ...]) -> str:
-    """Per shard table in `tables`: one more on each counter (a row made at 1), and each
-    debit's points order written and its amount taken from the account (whose balance the
-    batch read and locked: the guard never refuses)."""
-    return chained(count_parts(tables, 1))
-
-
-@cache
 def record_and_count_sql(recorded: tuple[int, ...], counted: tuple[int, ...]) -> str:
-    """record_sql's statements for the shard tables `recorded`, then count_sql's for
-    `counted`, as one statement: a batch's counts cost no round trip of their own."""
+    """record_sql's statements for the shard tables `recorded`, then the counts of
+    `counted` (count_parts), as one statement: a batch's counts cost no round trip of their
+    own."""
     return chained([*record_parts(recorded), *count_parts(counted, 1 + record_width(recorded))])
 
 
 def count_parts(tables: tuple[int, ...], first: int) -> list[str]:
-    """count_sql's statements, their parameters numbered from `first`."""
+    """Per shard table in `tables`: one more on each counter (a row made at 1), and each
+    debit's points order written and its amount taken from the account (whose balance the
+    batch read and locked: the guard never refuses); parameters numbered from `first`."""
     parts = []
     for index in tables:
         counters, points = participation_table(index).name, points_tables(index)

@@ -3,6 +3,7 @@ and the turns campaign loads take."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
@@ -183,6 +184,11 @@ class SqlUserRepository:
         )
         row = rows.first()
         return None if row is None else _user(row)
+
+    async def many(self, user_ids: Collection[str]) -> dict[str, User]:
+        table = tables.user_account
+        rows = await self._connection.execute(select(table).where(table.c.user_id.in_(user_ids)))
+        return {row.user_id: _user(row) for row in rows}
 
     async def first(self, limit: int) -> list[User]:
         table = tables.user_account

@@ -84,7 +84,8 @@ class SqlProfileRepository:
                 str(profile.phone)
             )
             if owner not in (None, profile.user_id):
-                raise PhoneTaken(f"phone {profile.phone} is {owner}'s") from None
+                # Not whose: a player's own edit can meet it (the owner is no player's to know).
+                raise PhoneTaken(f"phone {profile.phone} is another user's") from None
             # The user's row was inserted by another transaction since this one read none:
             # this profile was made from a stale read, so the whole transaction runs again.
             raise Contention(f"the profile of {profile.user_id} was created meanwhile") from None

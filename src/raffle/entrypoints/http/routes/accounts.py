@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
 from raffle.domain.users import User, UserStatus
 from raffle.entrypoints.http import examples
+from raffle.entrypoints.http.bounds import UserIdPath as UserId
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.idempotent import once
@@ -17,8 +16,6 @@ from raffle.entrypoints.http.problems import documented
 from raffle.service import accounts
 
 router = APIRouter(prefix="/api/admin/users", tags=["operator"])
-
-UserId = Annotated[str, Path(min_length=1, max_length=32, examples=["alice"])]
 
 
 class AccountStatusOut(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from raffle.adapters.profile_file import (
@@ -18,6 +18,7 @@ from raffle.adapters.profile_file import (
 )
 from raffle.domain.profile_fields import MAX_LEVEL, MAX_PHONE_INPUT, MAX_TEXT
 from raffle.entrypoints.http.bounds import Cursor, Limit
+from raffle.entrypoints.http.bounds import UserIdPath as UserId
 from raffle.entrypoints.http.deps import AdminSession, CurrentSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.problems import documented
@@ -38,7 +39,6 @@ from raffle.service.profile_import import import_profiles
 router = APIRouter()
 
 MAX_IMPORT_BYTES = 16 * 1024 * 1024  # a hundred thousand rows of a CRM export, with room
-UserId = Annotated[str, Path(min_length=1, max_length=32, examples=["alice"])]
 _IMPORT_BODY = {
     "required": True,
     "description": "A CSV file (a header row: user_id, phone, level, gender, birth_date, "

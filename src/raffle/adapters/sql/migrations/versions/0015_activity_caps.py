@@ -1,4 +1,4 @@
-"""An activity's caps (total winners, total participants, "100 % win") and the claims of
+"""An activity's caps (total winners, total participants, every draw wins) and the claims of
 their slots (`tables.caps_columns`, `tables.activity_cap_claim`).
 
 Revision ID: 0015
