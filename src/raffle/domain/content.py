@@ -120,6 +120,20 @@ class Content:
         return self.state is ContentState.ON_SALE
 
 
+@dataclass(frozen=True, slots=True)
+class DeclaredContent:
+    """Content as a campaign file declares it; its state is for new content only (stored
+    content keeps its own, as activities do)."""
+
+    id: str
+    text: ContentText
+    state: ContentState = ContentState.DRAFT
+
+    def __post_init__(self) -> None:
+        check_id(self.id)
+        check_sellable(self.state, self.text)
+
+
 def check_id(content_id: str) -> None:
     if not _ID.match(content_id):
         raise InvalidContent([("id", "1-64 letters, digits, '.', '-' or '_'")])
