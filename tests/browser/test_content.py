@@ -57,6 +57,8 @@ def test_a_holder_reads_the_body_and_others_see_the_preview_and_price(
     expect(row.get_by_test_id("state")).to_have_text("draft")
     row.get_by_test_id("to-on_sale").click()
     expect(row.get_by_test_id("state")).to_have_text("on_sale")
+    expect(page.get_by_role("heading", name="Edit course-1 (on_sale)")).to_be_visible()
+    expect(page.get_by_test_id("body-preview").locator("strong")).to_have_text("exact")
     console.screenshot("console-content")
 
     # A player wins it in a draw; once delivered, the shelf opens its body.

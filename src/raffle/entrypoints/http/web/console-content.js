@@ -9,6 +9,7 @@ const NEXT = { draft: ["on_sale"], on_sale: ["off_sale"], off_sale: ["on_sale"] 
 const STEP = { on_sale: "Put on sale", off_sale: "Take off sale" };
 const EMPTY = { id: "", title: "", summary: "", cover: null, price_cents: 0, preview: "", body: "", state: null };
 const yuan = (cents) => (cents / 100).toFixed(2);
+const heading = (c) => `Edit ${c.id} (${c.state})`;
 
 export class ContentView {
   constructor() {
@@ -46,16 +47,19 @@ export class ContentView {
 
   edit(c) {
     const isNew = c.state === null;
+    this.editing = c.id;
     const input = (name, label, value, attrs = {}) =>
       h("label", {}, label, h("input", { name, value: value ?? "", "aria-label": label, ...attrs }));
     const area = (name, label, value) => {
       const text = h("textarea", { name, rows: name === "body" ? 14 : 5, "aria-label": label }, value);
       const shown = h("div", { class: "markdown-preview", dataset: { testid: `${name}-preview` } });
       const look = h("button", { type: "button", onclick: () => this.preview(text.value, shown) }, `Preview ${label.toLowerCase()}`);
+      if (value) this.preview(value, shown);
       return h("div", { class: "markdown-field" }, h("label", {}, label, text), look, shown);
     };
+    this.heading = h("h3", {}, isNew ? "New content" : heading(c));
     this.form.replaceChildren(
-      h("h3", {}, isNew ? "New content" : `Edit ${c.id} (${c.state})`),
+      this.heading,
       input("id", "Id", c.id, { readonly: !isNew, maxlength: 64, placeholder: "course-1" }),
       input("title", "Title", c.title, { maxlength: 120 }),
       input("summary", "Summary", c.summary, { maxlength: 500 }),
@@ -108,6 +112,7 @@ export class ContentView {
     try {
       const moved = await api(`/api/admin/content/${encodeURIComponent(c.id)}/state`, { method: "POST", json: { state: to } });
       notify(`${moved.id} is ${moved.state.replace("_", " ")}.`, "ok");
+      if (this.editing === moved.id) this.heading.textContent = heading(moved); // edits typed stay
       await this.refresh();
     } catch (error) {
       button.disabled = false;
