@@ -73,12 +73,12 @@ async def test_listing_by_state_a_page_at_a_time(engine: AsyncEngine) -> None:
     for content_id in ("b", "c", "e"):
         await use.move(content_id, ContentState.ON_SALE, uow=uow, clock=clock)
 
-    first = await use.catalogue(uow, states=use.ON_SALE, limit=2)
-    rest = await use.catalogue(uow, states=use.ON_SALE, after=first[-1].id, limit=2)
+    first = await use.listed(uow, states=use.ON_SALE, limit=2)
+    rest = await use.listed(uow, states=use.ON_SALE, after=first[-1].id, limit=2)
     assert [c.id for c in first] == ["b", "c"]
     assert [c.id for c in rest] == ["e"]
-    assert [c.id for c in await use.catalogue(uow)] == ["a", "b", "c", "d", "e"]
-    drafts = await use.catalogue(uow, states=(ContentState.DRAFT,))
+    assert [c.id for c in await use.listed(uow)] == ["a", "b", "c", "d", "e"]
+    drafts = await use.listed(uow, states=(ContentState.DRAFT,))
     assert [c.id for c in drafts] == ["a", "d"]
 
 

@@ -53,7 +53,7 @@ async def test_content_is_read_loaded_in_its_state_and_exported_back() -> None:
     loaded = await load_campaign(campaign, FakeUnitOfWork(store), clock=clock)
 
     assert loaded.content == 2
-    course, notes = await use.catalogue(lambda: uow_of(store))
+    course, notes = await use.listed(lambda: uow_of(store))
     assert (course.id, course.state, course.text.price_cents) == ("course-1", "on_sale", 990)
     assert course.text.body == "## 概率\n\n**精确**的概率。\n"
     assert (notes.id, notes.state, notes.text.summary) == ("notes", ContentState.DRAFT, "")

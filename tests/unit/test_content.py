@@ -141,10 +141,10 @@ async def test_players_browse_what_is_on_sale_only() -> None:
         await use.move(content_id, ON, uow=w.uow, clock=w.clock)
     await use.move("d", OFF, uow=w.uow, clock=w.clock)
 
-    first = await use.catalogue(w.uow, states=use.ON_SALE, limit=1)
-    rest = await use.catalogue(w.uow, states=use.ON_SALE, after=first[-1].id)
+    first = await use.listed(w.uow, states=use.ON_SALE, limit=1)
+    rest = await use.listed(w.uow, states=use.ON_SALE, after=first[-1].id)
     assert [c.id for c in first + rest] == ["a", "c"]
-    assert [c.id for c in await use.catalogue(w.uow)] == ["a", "b", "c", "d"]
+    assert [c.id for c in await use.listed(w.uow)] == ["a", "b", "c", "d"]
 
 
 async def test_the_body_is_for_holders_others_get_the_price() -> None:

@@ -76,7 +76,7 @@ async def move(
     return moved
 
 
-async def catalogue(
+async def listed(
     uow: Callable[[], UnitOfWork],
     *,
     states: tuple[ContentState, ...] | None = None,

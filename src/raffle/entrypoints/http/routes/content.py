@@ -42,7 +42,7 @@ async def on_sale(
     raffle: RaffleDep, after: After = None, limit: Limit = 50
 ) -> list[ContentCardOut]:
     """Content on sale, by id, a page at a time (`after`: the last id of the page before)."""
-    found = await use.catalogue(raffle.uow, states=ON_SALE, after=after, limit=limit)
+    found = await use.listed(raffle.uow, states=ON_SALE, after=after, limit=limit)
     return [ContentCardOut.of(c) for c in found]
 
 
@@ -86,7 +86,7 @@ async def listed(
 ) -> list[ContentOut]:
     """Content in every state (or in `state`), by id, a page at a time."""
     states = None if state is None else (state,)
-    found = await use.catalogue(raffle.uow, states=states, after=after, limit=limit)
+    found = await use.listed(raffle.uow, states=states, after=after, limit=limit)
     return [ContentOut.of(c) for c in found]
 
 
