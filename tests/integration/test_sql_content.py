@@ -1,6 +1,7 @@
-"""Paid content on every database: stored and read back whole (long Chinese bodies too),
-listed by state a page at a time, state changes as compare-and-set under hundreds of
-concurrent requests, and a player's grant read by (user, content)."""
+"""Paid content on every database: its table made by migration 0021 and removed by its
+downgrade, stored and read back whole (long Chinese bodies too), listed by state a page at
+a time, state changes as compare-and-set under hundreds of concurrent requests, and a
+player's grant read by (user, content)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.migrate import upgrade
+from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.bootstrap import sql_shards
 from raffle.domain.content import BODY_MAX, ContentState, ContentText, IllegalContentState
@@ -142,3 +144,21 @@ async def test_a_grant_is_read_by_user_and_content(engine: AsyncEngine) -> None:
         assert await uow.grants.get("alice", "课程-2") is None
     async with shards.for_user("bob") as uow:
         assert await uow.grants.get("bob", "课程-1") is None
+
+
+async def test_the_migration_makes_the_table_and_its_downgrade_removes_it(
+    database_url: str,
+) -> None:
+    async def tables() -> set[str]:
+        engine = create_engine(database_url)
+        try:
+            async with engine.connect() as connection:
+                return set(await connection.run_sync(lambda c: inspect(c).get_table_names()))
+        finally:
+            await engine.dispose()
+
+    await upgrade(database_url, "0021")
+    assert "content" in await tables()
+    await downgrade(database_url, "0015")
+    assert "content" not in await tables()
+    assert "route_tree" in await tables()
