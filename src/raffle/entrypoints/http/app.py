@@ -17,6 +17,7 @@ from raffle.entrypoints.http.routes import (
     admin,
     auth,
     campaigns,
+    content,
     delivery,
     docs,
     draw,
@@ -74,7 +75,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles,
+        delivery, profiles, content,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)

@@ -340,3 +340,45 @@ ROUTE: Example = {
         {"node": "by_tag", "known": True, "fact": False, "line": 1, "op": "default"},
     ],
 }
+
+# Paid content (content_schemas.py).
+CONTENT_TEXT_IN: Example = {
+    "title": "抽奖系统设计 · 第一讲",
+    "summary": "奖品、概率与库存：从一张表到一次抽奖。",
+    "body": "## 概率\n\n每个奖品的概率是**精确**的……",
+    "preview": "本讲介绍抽奖策略的组成。",
+    "cover": "https://example.com/covers/lesson-1.png",
+    "price_cents": 990,
+}
+CONTENT_IN: Example = {"id": "course-1", **CONTENT_TEXT_IN}
+CONTENT_STATE_IN: Example = {"state": "on_sale"}
+CONTENT: Example = {
+    **CONTENT_IN,
+    "state": "on_sale",
+    "created_at": WHEN,
+    "updated_at": WHEN,
+}
+CONTENT_CARD: Example = {
+    "id": "course-1",
+    "title": CONTENT_TEXT_IN["title"],
+    "summary": CONTENT_TEXT_IN["summary"],
+    "cover": CONTENT_TEXT_IN["cover"],
+    "price_cents": 990,
+    "buy": None,
+}
+CONTENT_PAGE: Example = {
+    **CONTENT_CARD,
+    "preview_html": "<p>本讲介绍抽奖策略的组成。</p>\n",
+    "held": False,
+}
+CONTENT_BODY: Example = {
+    "id": "course-1",
+    "title": CONTENT_TEXT_IN["title"],
+    "body_html": "<h2>概率</h2>\n<p>每个奖品的概率是<strong>精确</strong>的……</p>\n",
+}
+MARKDOWN_IN: Example = {"markdown": "## 概率\n\n[更多](https://example.com)"}
+MARKDOWN_OUT: Example = {
+    "html": '<h2>概率</h2>\n<p><a href="https://example.com" rel="noopener noreferrer nofollow">'
+    "更多</a></p>\n"
+}
+MY_CONTENT: Example = {**GRANT, "title": CONTENT_TEXT_IN["title"], "cover": None}

@@ -15,6 +15,13 @@ from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
 from raffle.domain.caps import ActivityFull
+from raffle.domain.content import (
+    ContentExists,
+    IllegalContentState,
+    InvalidContent,
+    PaymentRequired,
+    UnknownContent,
+)
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
@@ -106,6 +113,11 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownTag: 404,
     TagCycle: 409,
     TagInUse: 409,
+    InvalidContent: 422,
+    UnknownContent: 404,
+    ContentExists: 409,
+    IllegalContentState: 409,
+    PaymentRequired: 402,
 }
 
 
@@ -138,19 +150,21 @@ class Problem(BaseModel):
     detail: str = Field(description="What went wrong this time, for a person to read.")
     code: str = Field(description="Stable and machine-readable: branch on it, not on `detail`.")
     current_state: str | None = Field(
-        None, description="A workflow step or shipment refused: the state it is in."
+        None, description="A workflow step, shipment or content state refused: its state."
     )
     retry_after: int | None = Field(None, description="Seconds to wait (as `Retry-After`).")
     errors: list[ProblemDetail] | None = Field(None, description="Each problem of the input.")
     refusals: list[PolicyRefusal] | None = Field(
         None, description="A draw no policy admits: each policy's reason (code not_admitted)."
     )
+    content_id: str | None = Field(None, description="payment_required: the content.")
+    price_cents: int | None = Field(None, description="payment_required: what it costs.")
 
 
 def problem_of(error: RaffleError) -> Problem:
     status = next((s for kind, s in STATUS.items() if isinstance(error, kind)), 400)
     extra: dict[str, Any] = {}
-    if isinstance(error, IllegalTransition | IllegalShipment):
+    if isinstance(error, IllegalTransition | IllegalShipment | IllegalContentState):
         extra["current_state"] = error.current.value
     if isinstance(error, RateLimited):
         extra["retry_after"] = error.retry_after
@@ -163,7 +177,9 @@ def problem_of(error: RaffleError) -> Problem:
     if isinstance(error, MalformedCondition):
         where = {"line": error.line, "column": error.column}
         extra["errors"] = [{"at": "body.condition", "message": error.message, **where}]
-    if isinstance(error, InvalidAddress):
+    if isinstance(error, PaymentRequired):
+        extra.update(content_id=error.content_id, price_cents=error.price_cents)
+    if isinstance(error, InvalidAddress | InvalidContent):
         extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
     if isinstance(error, InvalidProfile) and error.field:
         extra["errors"] = [{"at": f"body.{error.field}", "message": error.message}]
@@ -241,6 +257,13 @@ def _problem(status: int, code: str, detail: str, **extra: Any) -> Problem:
 EXAMPLES: dict[int, dict[str, Any]] = {
     400: _example(400, "malformed_request", "There was an error parsing the body"),
     401: _example(401, "not_authenticated", "log in first: send 'Authorization: Bearer <token>'"),
+    402: _example(
+        402,
+        "payment_required",
+        "content 'course-1' is for those who bought it or won it",
+        content_id="course-1",
+        price_cents=990,
+    ),
     403: _example(403, "forbidden", "operators only"),
     404: _example(404, "unknown_activity", "activity 424242 does not exist"),
     409: _example(409, "no_chances", "no chances left today"),

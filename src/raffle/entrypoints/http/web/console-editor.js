@@ -23,6 +23,9 @@ export class Editor {
     const doc = await api("/api/admin/campaigns?format=json");
     for (const section of SECTIONS) doc[section] ??= [];
     doc.code_pools ??= {};
+    // Content is edited in its own tab: a campaign saved from an older reading would put
+    // back the text it had then.
+    delete doc.content;
     this.doc = doc;
     this.stored = new Map(doc.activities.map((a) => [a.id, a.state]));
     this.loaded = new WeakSet(["awards", "strategies", "packs", "activities", "skus"].flatMap((s) => doc[s]));
