@@ -71,7 +71,7 @@ def test_simulate_prints_a_table_by_default(cli: CliRunner) -> None:
     result = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "20000", "--user", "user001"])
     assert result.exit_code == 0, result.output
     assert "chi-square p-value" in result.stdout
-    assert "1 积分" in result.stdout  # the blacklist prize is all user001 gets
+    assert "1 积分" in result.stdout  # the listed-users prize is all user001 gets
 
 
 def test_an_unknown_strategy_is_a_clear_error(cli: CliRunner) -> None:
