@@ -59,6 +59,7 @@ CHANCE: Example = {"award_id": 109, "chance": "1/3"}
 RULE: Example = {
     "rule": "guarantee",
     "award_ids": [108, 109],
+    "titles": ["付费课程一门", "iPhone"],
     "users": None,
     "draw": 10,
     "chances": [{"award_id": 108, "chance": "99/100"}, {"award_id": 109, "chance": "1/100"}],
@@ -68,6 +69,7 @@ RULE: Example = {
 LISTED_RULE: Example = {
     "rule": "listed",
     "award_ids": [100],
+    "titles": ["1 积分"],
     "users": 3,
     "draw": None,
     "chances": [],

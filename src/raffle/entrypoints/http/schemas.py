@@ -146,6 +146,7 @@ class RuleOut(BaseModel):
         "Rules run in this list's order; the first that applies decides."
     )
     award_ids: list[int]
+    titles: list[str] = Field(description="The awards' titles, in the order of `award_ids`.")
     users: int | None = Field(
         default=None, description="`listed`: how many users are listed (never who)."
     )
@@ -166,18 +167,18 @@ class RuleOut(BaseModel):
 
     @classmethod
     def of(cls, r: DisclosedRule, titles: Mapping[int, str], fallback: str) -> RuleOut:
+        ids = sorted(r.award_ids)
+        named = [titles.get(a, f"award {a}") for a in ids]
         if isinstance(r, ListedGroup):
-            award = titles.get(r.award_id, f"award {r.award_id}")
             return cls(
-                rule="listed", award_ids=[r.award_id], users=r.users, in_force=r.in_force,
-                text=f"{r.users} listed users get only {award} on every draw "
+                rule="listed", award_ids=ids, titles=named, users=r.users, in_force=r.in_force,
+                text=f"{r.users} listed users get only {named[0]} on every draw "
                 f"({fallback} once it is locked or gone).",
             )  # fmt: skip
-        names = ", ".join(titles.get(a, f"award {a}") for a in sorted(r.award_ids))
         return cls(
-            rule="guarantee", award_ids=sorted(r.award_ids), draw=r.draw, in_force=r.in_force,
+            rule="guarantee", award_ids=ids, titles=named, draw=r.draw, in_force=r.in_force,
             chances=[ChanceOut(award_id=a, chance=str(c)) for a, c in sorted(r.chances.items())],
-            text=f"A user's draw {r.draw} in this activity wins one of: {names}"
+            text=f"A user's draw {r.draw} in this activity wins one of: {', '.join(named)}"
             + ("." if r.in_force else " (none is left now: that draw is an ordinary one)."),
         )  # fmt: skip
 
