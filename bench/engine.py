@@ -22,7 +22,7 @@ FALLBACK = 1
 
 
 def build(prizes: int) -> DrawEngine:
-    """`prizes` prizes sharing 99.9% of the odds, with stock, locks, a listed-users rule and tiers."""
+    """`prizes` prizes sharing 99.9% of the odds, with stock, locks, listed users and tiers."""
     ids = list(range(2, prizes + 2))
     rate = (Decimal("0.999") / prizes).quantize(Decimal("0.000001"))
     table = tuple(
