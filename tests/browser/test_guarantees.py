@@ -35,6 +35,7 @@ def test_the_odds_say_the_rules_in_the_players_language(blank_server: Server, ta
         "Your draw number 10 in this activity wins one of: "
         "小米台灯 (83.3333%) and 小米手机 (16.6667%).",
     ])  # fmt: skip
+    english.screenshot("player-rules")
     english.page.get_by_test_id("language").select_option("zh")
     expect(rules.first).to_have_text("名单内的 3 位用户每次抽奖只得1 积分（抽完后得谢谢参与）。")
     expect(rules.last).to_have_text(
