@@ -145,6 +145,19 @@ async def test_a_strategy_comes_back_equal_to_what_was_saved(engine: AsyncEngine
     assert full.rules[1][0] == "weight"
 
 
+async def test_a_rule_stored_under_its_old_name_reads_under_the_new(engine: AsyncEngine) -> None:
+    await _save(engine, FULL)
+    async with engine.begin() as connection:  # as a strategy saved before the rename left it
+        await connection.execute(
+            strategy_rule.update()
+            .where(strategy_rule.c.strategy_id == FULL.id, strategy_rule.c.rule_model == "listed")
+            .values(rule_model="blacklist")
+        )
+    stored = await _get(engine, FULL.id)
+    assert stored == FULL
+    assert stored.rules[0] == ("listed", "104:user001,user002")
+
+
 async def test_saving_again_replaces_prizes_and_rules(engine: AsyncEngine) -> None:
     await _save(engine, FULL, PLAIN)
     smaller = Strategy(
