@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
-from raffle.domain.strategy import Strategy
+from raffle.domain.strategy import Strategy, StrategyPrize
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,7 @@ def _guaranteed(
 ) -> frozenset[int]:
     """The prizes a guarantee for `draw` names: `win` for every prize that can win there,
     or award ids, each of which must. (A filter by level is one more reading of `text`.)"""
-    why_not = {p.award_id: _cannot_win(p.award_id, draw, strategy, awards) for p in strategy.prizes}
+    why_not = {p.award_id: _cannot_win(p, draw, strategy, awards) for p in strategy.prizes}
     if text == ANY_PRIZE:
         pool = frozenset(a for a, reason in why_not.items() if reason is None)
         if not pool:
@@ -121,15 +121,13 @@ def _guaranteed(
 
 
 def _cannot_win(
-    award_id: int, draw: int, strategy: Strategy, awards: Mapping[int, Award]
+    prize: StrategyPrize, draw: int, strategy: Strategy, awards: Mapping[int, Award]
 ) -> str | None:
     """Why a guarantee for `draw` could not hand out this prize as a win; None: it can."""
-    prize = strategy.prize(award_id)
-    assert prize is not None
     locks = [parse_lock(v) for name, v in prize.rules if name == "lock"]
-    if award_id == strategy.fallback.award_id:
+    if prize.award_id == strategy.fallback.award_id:
         return "is the fallback, not a win"
-    if award_id in awards and awards[award_id].kind is AwardKind.THANKS:
+    if (award := awards.get(prize.award_id)) is not None and award.kind is AwardKind.THANKS:
         return "is a thanks award, not a win"
     if prize.weight == 0:
         return "has rate 0, so it is never drawn"
