@@ -55,6 +55,27 @@ PRIZE: Example = {
     "perfect_chance": None,
 }
 TIER: Example = {"threshold": 60, "award_ids": [102, 103, 104, 105]}
+CHANCE: Example = {"award_id": 109, "chance": "1/3"}
+RULE: Example = {
+    "rule": "guarantee",
+    "award_ids": [108, 109],
+    "titles": ["付费课程一门", "iPhone"],
+    "users": None,
+    "draw": 10,
+    "chances": [{"award_id": 108, "chance": "99/100"}, {"award_id": 109, "chance": "1/100"}],
+    "in_force": True,
+    "text": "A user's draw 10 in this activity wins one of: 付费课程一门, iPhone.",
+}
+LISTED_RULE: Example = {
+    "rule": "listed",
+    "award_ids": [100],
+    "titles": ["1 积分"],
+    "users": 3,
+    "draw": None,
+    "chances": [],
+    "in_force": True,
+    "text": "3 listed users get only 1 积分 on every draw (随机积分 once it is locked or gone).",
+}
 ODDS: Example = {
     "activity": ACTIVITY,
     "exhaustion": "fallback",
@@ -66,6 +87,7 @@ ODDS: Example = {
     "per_person_caps": {"wins": {"count": 1, "period": "day"}, "once_per_prize": True},
     "winners_left": 417,
     "participants_left": None,
+    "rules": [LISTED_RULE, RULE],
 }
 ACCOUNT: Example = {
     "activity_id": 100301,
