@@ -14,8 +14,10 @@ from starlette.exceptions import HTTPException
 from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
+from raffle.domain.blocking import UnknownBlockRule
 from raffle.domain.caps import ActivityFull
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
+from raffle.domain.deny import Denied, InvalidDenyEntry, UnknownDenyEntry
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
 from raffle.domain.fulfilment import (
@@ -106,6 +108,10 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownTag: 404,
     TagCycle: 409,
     TagInUse: 409,
+    Denied: 403,
+    InvalidDenyEntry: 422,
+    UnknownDenyEntry: 404,
+    UnknownBlockRule: 404,
 }
 
 
