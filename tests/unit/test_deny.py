@@ -1,0 +1,103 @@
+"""The deny list as a process holds it: exact keys, CIDR ranges of both IP versions, expiry."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from raffle.domain.blocking import BlockEvent, BlockRule, BlockSubject
+from raffle.domain.deny import (
+    DenyEntry,
+    DenyKind,
+    DenyList,
+    InvalidDenyEntry,
+    checked_value,
+    network,
+)
+
+NOW = datetime(2026, 11, 25, 8, tzinfo=UTC)
+IP, USER, PHONE, SN = DenyKind.IP, DenyKind.USER, DenyKind.PHONE, DenyKind.SN
+
+
+def entry(kind: DenyKind, value: str, expires: datetime | None = None) -> DenyEntry:
+    return DenyEntry(kind, checked_value(kind, value), "why", "root", NOW, expires)
+
+
+def test_exact_keys_deny_only_their_own_kind() -> None:
+    listed = DenyList([entry(USER, "mallory"), entry(PHONE, "+8613800138000"), entry(SN, "S1")])
+    assert listed.denies(NOW, {USER: "mallory"})
+    assert listed.denies(NOW, {PHONE: "+8613800138000"})
+    assert listed.denies(NOW, {USER: "alice", SN: "S1"})
+    assert not listed.denies(NOW, {USER: "S1", SN: "mallory"})
+    assert not listed.denies(NOW, {USER: "alice", PHONE: None, IP: "10.0.0.1"})
+
+
+@pytest.mark.parametrize(
+    ("listed", "inside", "outside"),
+    [
+        ("203.0.113.0/24", "203.0.113.255", "203.0.114.0"),
+        ("10.1.2.3/16", "10.1.250.7", "10.2.0.0"),  # host bits dropped: 10.1.0.0/16
+        ("192.0.2.7", "192.0.2.7", "192.0.2.8"),  # an address alone is its /32
+        ("0.0.0.0/0", "8.8.8.8", "::1"),  # every IPv4 address, no IPv6 one
+        ("2001:db8::/32", "2001:db8:ffff::1", "2001:db9::1"),
+        ("2001:db8::1", "2001:db8::1", "2001:db8::2"),
+        ("198.51.100.0/24", "::ffff:198.51.100.20", "::ffff:198.51.101.20"),  # mapped IPv4
+    ],
+)
+def test_a_range_denies_every_address_in_it_and_no_other(
+    listed: str, inside: str, outside: str
+) -> None:
+    deny = DenyList([entry(IP, listed)])
+    assert deny.denies(NOW, {IP: inside})
+    assert not deny.denies(NOW, {IP: outside})
+
+
+def test_many_ranges_of_many_lengths_are_each_found() -> None:
+    ranges = [f"10.{i}.{j}.0/{24 - (i + j) % 9}" for i in range(40) for j in range(0, 250, 10)]
+    deny = DenyList([entry(IP, r) for r in ranges])
+    for text in ranges:
+        net = network(text)
+        first = net.split("/")[0]
+        assert deny.denies(NOW, {IP: first}), net
+    assert not deny.denies(NOW, {IP: "11.0.0.1"})
+
+
+def test_an_expired_entry_no_longer_denies_and_the_latest_expiry_wins() -> None:
+    soon, later = NOW + timedelta(minutes=5), NOW + timedelta(hours=2)
+    deny = DenyList(
+        [
+            entry(USER, "mallory", soon),
+            entry(USER, "mallory", later),
+            entry(USER, "trudy", soon),
+            entry(IP, "203.0.113.0/24", soon),
+            entry(IP, "203.0.113.0/24"),  # for ever
+            entry(IP, "198.51.100.0/24", soon),
+        ]
+    )
+    after = NOW + timedelta(hours=1)
+    assert deny.denies(after, {USER: "mallory"})
+    assert not deny.denies(after, {USER: "trudy"})
+    assert deny.denies(after, {IP: "203.0.113.1"})
+    assert not deny.denies(after, {IP: "198.51.100.1"})
+    assert not deny.denies(NOW + timedelta(hours=3), {USER: "mallory"})
+
+
+def test_a_client_that_is_no_address_is_in_no_range() -> None:
+    assert not DenyList([entry(IP, "0.0.0.0/0")]).denies(NOW, {IP: "testclient"})
+
+
+@pytest.mark.parametrize("bad", ["10.0.0.0/33", "300.1.1.1", "", "a" * 65, "2001:db8::/129"])
+def test_values_that_cannot_be_listed_are_refused(bad: str) -> None:
+    with pytest.raises(InvalidDenyEntry):
+        checked_value(IP if "a" not in bad else USER, bad)
+
+
+def test_a_rule_out_of_bounds_is_refused() -> None:
+    with pytest.raises(InvalidDenyEntry):
+        BlockRule(BlockEvent.REFUSED_DRAW, BlockSubject.USER, 0, 1, 60, "root", NOW)
+    with pytest.raises(InvalidDenyEntry):
+        BlockRule(BlockEvent.FAILED_LOGIN, BlockSubject.IP, 5, 1, 10**9, "root", NOW)
+    rule = BlockRule(BlockEvent.REFUSED_DRAW, BlockSubject.USER, 30, 1, 60, "root", NOW, 4)
+    assert rule.subject.kind is USER
+    assert rule.reason == "automatic: more than 30 refused_draw in 1 min (rule 4)"
