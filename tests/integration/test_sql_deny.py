@@ -163,24 +163,24 @@ async def test_hundreds_of_refusals_in_flight_make_one_automatic_entry(
     assert entry.evidence.rule_id == rule.id
     assert 31 <= entry.evidence.count <= 300
     assert NOW - timedelta(minutes=1) <= entry.evidence.first_at <= entry.evidence.last_at == NOW
-    assert board.denies({DenyKind.USER: "mallory"})
+    assert board.denies(user="mallory")
 
     # Lifted, its count starts again: 30 more are within the rule, the 31st denies again.
     await deny_lists.lift(entry.id, board, blocking)
-    assert not board.denies({DenyKind.USER: "mallory"})
+    assert not board.denies(user="mallory")
     for _ in range(30):
         await blocking.noted(BlockEvent.REFUSED_DRAW, user_id="mallory", ip=None)
-    assert not board.denies({DenyKind.USER: "mallory"})
+    assert not board.denies(user="mallory")
     await blocking.noted(BlockEvent.REFUSED_DRAW, user_id="mallory", ip=None)
-    assert board.denies({DenyKind.USER: "mallory"})
+    assert board.denies(user="mallory")
 
 
 async def _denies(board: DenyBoard, address: str) -> bool:
-    return board.denies({DenyKind.IP: address})
+    return board.denies(ip=address)
 
 
 async def _allows(board: DenyBoard, address: str) -> bool:
-    return not board.denies({DenyKind.IP: address})
+    return not board.denies(ip=address)
 
 
 async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:

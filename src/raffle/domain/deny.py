@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import ipaddress
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
@@ -88,82 +90,81 @@ def checked_value(kind: DenyKind, value: str) -> str:
     return network(value) if kind is DenyKind.IP else value
 
 
-Expiry = datetime | None  # None: for ever
-
-
-def _later(a: Expiry, b: Expiry) -> Expiry:
-    return None if a is None or b is None else max(a, b)
-
-
-def _alive(expiry: Expiry, now: datetime) -> bool:
-    return expiry is None or expiry > now
-
-
-@dataclass(slots=True)
-class _Ranges:
-    """CIDR ranges of one IP version: for each prefix length in use, the network numbers.
-    An address is looked up once per prefix length in use (at most 33 or 129), never per
-    range."""
-
-    bits: int
-    by_prefix: dict[int, dict[int, Expiry]] = field(default_factory=dict)
-    prefixes: tuple[tuple[int, int, dict[int, Expiry]], ...] = ()  # (mask, prefix, networks)
-
-    def add(self, net: ipaddress.IPv4Network | ipaddress.IPv6Network, expiry: Expiry) -> None:
-        networks = self.by_prefix.setdefault(net.prefixlen, {})
-        key = int(net.network_address)
-        networks[key] = _later(networks[key], expiry) if key in networks else expiry
-        all_ones = (1 << self.bits) - 1
-        self.prefixes = tuple(
-            (all_ones ^ ((1 << (self.bits - p)) - 1), p, n)
-            for p, n in sorted(self.by_prefix.items())
-        )
-
-    def denies(self, address: int, now: datetime) -> bool:
-        for mask, _, networks in self.prefixes:
-            if (key := address & mask) in networks and _alive(networks[key], now):
-                return True
-        return False
-
-
 class DenyList:
-    """Every entry in force, as a process holds them for the checks: exact keys in one dict,
-    ranges by prefix length. Built once per change of the stored list, then only read."""
+    """The entries in force at `now`, as a process holds them for the checks: exact keys in a
+    set per kind, and each IP version's ranges merged into sorted, disjoint intervals (an
+    address is found by bisection, whatever the number of ranges). Built once per change
+    of the stored list, then only read; `valid_until` is when its first entry expires, and
+    the list must then be built again (`at`)."""
 
-    def __init__(self, entries: Iterable[DenyEntry] = ()) -> None:
-        self._exact: dict[tuple[DenyKind, str], Expiry] = {}
-        self._ranges = {4: _Ranges(32), 6: _Ranges(128)}
-        self.kinds: frozenset[DenyKind] = frozenset()
-        kinds: set[DenyKind] = set()
-        for entry in entries:
-            kinds.add(entry.kind)
+    def __init__(self, entries: Iterable[DenyEntry] = (), now: datetime | None = None) -> None:
+        self.entries = [e for e in entries if now is None or e.in_force(now)]
+        expiries = [e.expires_at for e in self.entries if e.expires_at is not None]
+        self.valid_until = min(expiries, default=None)
+        exact: dict[DenyKind, set[str]] = {kind: set() for kind in DenyKind}
+        ranges: dict[int, list[tuple[int, int]]] = {4: [], 6: []}
+        for entry in self.entries:
             if entry.kind is DenyKind.IP:
                 net = ipaddress.ip_network(entry.value, strict=False)
-                self._ranges[net.version].add(net, entry.expires_at)
+                first = int(net.network_address)
+                ranges[net.version].append((first, first + net.num_addresses - 1))
             else:
-                key = (entry.kind, entry.value)
-                before = self._exact.get(key, entry.expires_at)
-                self._exact[key] = _later(before, entry.expires_at)
-        self.kinds = frozenset(kinds)
+                exact[entry.kind].add(entry.value)
+        self._users, self._phones = exact[DenyKind.USER], exact[DenyKind.PHONE]
+        self._serials = exact[DenyKind.SN]
+        self._ranges = {version: _merged(found) for version, found in ranges.items()}
+        self.kinds = frozenset(e.kind for e in self.entries)
 
-    def denies(self, now: datetime, keys: Mapping[DenyKind, str | None]) -> bool:
-        """Whether any of `keys` (a user id, phone, client address, serial; None: not
-        known) is on the list and in force at `now`."""
-        for kind, value in keys.items():
-            if value is None or kind not in self.kinds:
-                continue
-            if kind is DenyKind.IP:
-                if self._address_denied(value, now):
-                    return True
-            elif (key := (kind, value)) in self._exact and _alive(self._exact[key], now):
-                return True
-        return False
+    def at(self, now: datetime) -> DenyList:
+        """The list without the entries expired at `now`."""
+        return DenyList(self.entries, now)
 
-    def _address_denied(self, text: str, now: datetime) -> bool:
-        try:
-            address = ipaddress.ip_address(text)
-        except ValueError:  # not an address (a test client's name): no range holds it
+    def denies(
+        self,
+        *,
+        user: str | None = None,
+        phone: str | None = None,
+        sn: str | None = None,
+        ip: str | None = None,
+    ) -> bool:
+        """Whether a user id, phone, device serial or client address (None: not known) is
+        on the list."""
+        return (
+            user in self._users
+            or phone in self._phones
+            or sn in self._serials
+            or (ip is not None and self._address_denied(ip))
+        )
+
+    def _address_denied(self, text: str) -> bool:
+        if (found := _address(text)) is None:
             return False
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        return self._ranges[address.version].denies(int(address), now)
+        starts, ends = self._ranges[found[0]]
+        at = bisect.bisect_right(starts, found[1]) - 1
+        return at >= 0 and found[1] <= ends[at]
+
+
+def _merged(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Sorted, disjoint intervals covering the same addresses: their starts and their ends."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for first, last in sorted(ranges):
+        if ends and first <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], last)
+        else:
+            starts.append(first)
+            ends.append(last)
+    return starts, ends
+
+
+@functools.lru_cache(maxsize=65_536)  # clients come back: each address is parsed once
+def _address(text: str) -> tuple[int, int] | None:
+    """An address's IP version and number (an IPv4-mapped IPv6 one as IPv4); None if the
+    text is not an address (a test client's name)."""
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.version, int(address)

@@ -6,10 +6,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from raffle.domain.blocking import BlockRule
-from raffle.domain.deny import DenyEntry, DenyKind, DenyList
+from raffle.domain.deny import DenyEntry, DenyList
 from raffle.service.ports import Clock, SwitchNews
 from raffle.service.ports.deny import DenyStore
 
@@ -43,8 +43,19 @@ class DenyBoard:
         self._loaded_at = 0.0
         self._refreshing = asyncio.Lock()
 
-    def denies(self, keys: Mapping[DenyKind, str | None]) -> bool:
-        return self.list.denies(self.clock.now(), keys)
+    def denies(
+        self,
+        *,
+        user: str | None = None,
+        phone: str | None = None,
+        sn: str | None = None,
+        ip: str | None = None,
+    ) -> bool:
+        """Whether any of these (None: not known) is on a list, in force now."""
+        if (until := self.list.valid_until) is not None and (now := self.clock.now()) >= until:
+            # An entry expired: the list is built again without it (once per expiry).
+            self.list = self.list.at(now)
+        return self.list.denies(user=user, phone=phone, sn=sn, ip=ip)
 
     async def refresh(self) -> None:
         """Read the list again if it moved on since this process read it, or if the last
@@ -55,7 +66,8 @@ class DenyBoard:
                 return
             loaded_at = self._monotonic()
             stored = await self.store.load(self.clock.now())
-            self.list, self.rules = DenyList(stored.entries), tuple(stored.rules)
+            self.list = DenyList(stored.entries, self.clock.now())
+            self.rules = tuple(stored.rules)
             self.version, self._loaded_at = stored.version, loaded_at
 
     async def changed(self) -> None:

@@ -45,14 +45,11 @@ async def screen(
 ) -> None:
     """Denied if the user, their phone or device (from `profiles`, read only while the list
     names some phone or device), the client's address or `phone` is listed and in force."""
-    keys: dict[DenyKind, str | None] = {DenyKind.USER: user_id, DenyKind.IP: ip}
-    if phone is not None:
-        keys[DenyKind.PHONE] = phone
+    sn = None
     if profiles is not None and user_id is not None and board.list.kinds & _PROFILE_KINDS:
         profile = await profiles.of(user_id)
-        keys[DenyKind.PHONE] = phone or profile.phone
-        keys[DenyKind.SN] = profile.sn
-    if board.denies(keys):
+        phone, sn = phone or profile.phone, profile.sn
+    if board.denies(user=user_id, phone=phone, sn=sn, ip=ip):
         raise Denied()
 
 
