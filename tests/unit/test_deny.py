@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,6 +16,9 @@ from raffle.domain.deny import (
     checked_value,
     network,
 )
+from raffle.service.deny_board import DenyBoard
+from raffle.service.ports.deny import StoredDenials
+from tests.unit.fakes import FakeClock
 
 NOW = datetime(2026, 11, 25, 8, tzinfo=UTC)
 IP, USER, PHONE, SN = DenyKind.IP, DenyKind.USER, DenyKind.PHONE, DenyKind.SN
@@ -116,3 +120,59 @@ def test_a_rule_out_of_bounds_is_refused() -> None:
     rule = BlockRule(BlockEvent.REFUSED_DRAW, BlockSubject.USER, 30, 1, 60, "root", NOW, 4)
     assert rule.subject.kind is USER
     assert rule.reason == "automatic: more than 30 refused_draw in 1 min (rule 4)"
+
+
+def test_an_ipv4_mapped_range_is_kept_as_the_ipv4_range() -> None:
+    assert network("::ffff:10.0.0.0/104") == "10.0.0.0/8"
+    assert DenyList([entry(IP, "::ffff:10.0.0.0/104")]).denies(ip="10.9.9.9")
+
+
+class Store:
+    """The store's part the board reads: a version, and what a load returns."""
+
+    def __init__(self) -> None:
+        self.stored = StoredDenials(0, [], [])
+        self.loads = 0
+
+    async def version(self) -> int:
+        return self.stored.version
+
+    async def load(self, now: datetime) -> StoredDenials:
+        self.loads += 1
+        return self.stored
+
+
+class NoNews:
+    async def announce(self, version: int) -> None:
+        return None
+
+    async def changes(self) -> AsyncIterator[None]:
+        yield
+
+
+class Ticks:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_board_reads_on_a_new_version_and_again_after_the_reload_interval() -> None:
+    store, clock, ticks = Store(), FakeClock(NOW), Ticks()
+    board = DenyBoard(store, NoNews(), clock, reload_seconds=300, monotonic=ticks)
+    await board.refresh()
+    assert store.loads == 1
+    await board.refresh()
+    assert store.loads == 1  # same version, read recently: nothing read
+    store.stored = StoredDenials(1, [entry(USER, "mallory", NOW + timedelta(minutes=5))], [])
+    await board.refresh()
+    assert (store.loads, board.version) == (2, 1)
+    assert board.denies(user="mallory")
+    ticks.now = 301
+    await board.refresh()
+    assert store.loads == 3  # the safety net: read whole again, whatever the version
+
+    clock.advance(301)  # the entry expired: the list in memory is built again without it
+    assert not board.denies(user="mallory")
+    assert board.list.entries == []

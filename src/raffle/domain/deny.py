@@ -76,9 +76,13 @@ def network(text: str) -> str:
     """An address or a CIDR range as its network ("10.1.2.3/16" is "10.1.0.0/16"; an
     address alone is its /32 or /128); InvalidDenyEntry otherwise."""
     try:
-        return str(ipaddress.ip_network(text.strip(), strict=False))
+        net = ipaddress.ip_network(text.strip(), strict=False)
     except ValueError:
         raise InvalidDenyEntry(f"{text!r} is not an IP address or CIDR range") from None
+    mapped = net.version == 6 and net.prefixlen >= 96 and net.network_address.ipv4_mapped
+    if mapped:  # "::ffff:10.0.0.0/104" is 10.0.0.0/8: clients are checked as IPv4 too
+        return str(ipaddress.ip_network(f"{mapped}/{net.prefixlen - 96}"))
+    return str(net)
 
 
 def checked_value(kind: DenyKind, value: str) -> str:
