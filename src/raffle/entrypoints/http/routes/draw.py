@@ -3,8 +3,9 @@
 FastAPI's work per request (solving the dependencies, validating the parameters and the
 answer) is a good part of a draw's CPU, and the draw is the route under load; this one
 makes the same checks, with the functions the FastAPI dependencies call, in the same
-order: the session, the path, the Idempotency-Key. Errors go through the application's
-error table as any route's.
+order: the session, the path, the Idempotency-Key; then the deny lists. Errors go through the
+application's error table as any route's; a refusal of a signed-in player is counted for the
+automatic blocking rules here.
 """
 
 from __future__ import annotations
