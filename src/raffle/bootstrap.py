@@ -37,6 +37,7 @@ from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatches
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
+from raffle.adapters.sql.repositories.deny import SqlDenyStore
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.repositories.tags import SqlTagStore
@@ -45,16 +46,18 @@ from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import CAPS, SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
-from raffle.adapters.switch_news import TAG_NEWS, PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.switch_news import DENY_NEWS, TAG_NEWS, PolledSwitchNews, RedisSwitchNews
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
 from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
 from raffle.service.audience import TagBoard
+from raffle.service.blocking import Blocking
 from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
+from raffle.service.deny_board import DenyBoard
 from raffle.service.draw_batch import BatchedDraws
 from raffle.service.ports import (
     Broker,
@@ -103,6 +106,8 @@ class Raffle:
     profile_pages: ProfilePages  # what a tag's preview scans
     profiles: CachedProfiles  # the Profiles port: `profiles.watch()` keeps it fresh
     phones: PhoneBook
+    deny: DenyBoard  # the deny lists and blocking rules as this process holds them
+    blocking: Blocking  # counts refused draws and failed logins for the blocking rules
     caps: PrizeStock | None = None  # activities' cap counters (winners, participants)
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     cap_ledger: ClaimLedger | None = None  # the activities' cap claims, likewise
@@ -140,6 +145,7 @@ class Raffle:
                 pass
         await self.switches.refresh()
         await self.tags.refresh()
+        await self.deny.refresh()
 
     async def close(self) -> None:
         await self.broker.close()
@@ -180,6 +186,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     tag_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=TAG_NEWS)
     tags = TagBoard(SqlTagStore(config), tag_news, RuleEngineLanguage())
     profiles = _profiles(uow, redis, settings)
+    deny_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=DENY_NEWS)
+    deny = DenyBoard(SqlDenyStore(config), deny_news, clock)
     claims: SqlStockClaims | None = None
     cap_claims: SqlStockClaims | None = None
     caps: PrizeStock
@@ -223,6 +231,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         hints = RedisChanceHints(commands)
     broker = _broker(settings)
     return Raffle(
+        deny=deny,
+        blocking=Blocking(deny, limiter),
         settings=settings,
         engines=engines,
         clock=clock,

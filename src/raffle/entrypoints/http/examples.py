@@ -13,6 +13,7 @@ WHEN = "2026-11-11T00:00:08.123456Z"
 ORDER = "0k9c2q1v7m3x8d4f"
 
 CREDENTIALS: Example = {"name": "alice", "password": "correct horse battery"}
+REGISTRATION: Example = {**CREDENTIALS, "phone": "+8613800138000"}
 USER: Example = {"id": "alice", "is_admin": False}
 ACCOUNT_STATUS: Example = {**USER, "status": "locked"}
 SWITCH: Example = {"name": "activity.100301.draws", "value": "off", "default": "on"}

@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException
 from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
+from raffle.domain.blocking import UnknownBlockRule
 from raffle.domain.caps import ActivityFull
 from raffle.domain.content import (
     ContentExists,
@@ -23,6 +24,7 @@ from raffle.domain.content import (
     UnknownContent,
 )
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
+from raffle.domain.deny import Denied, InvalidDenyEntry, UnknownDenyEntry
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
 from raffle.domain.fulfilment import (
@@ -118,6 +120,10 @@ STATUS: dict[type[RaffleError], int] = {
     ContentExists: 409,
     IllegalContentState: 409,
     PaymentRequired: 402,
+    Denied: 403,
+    InvalidDenyEntry: 422,
+    UnknownDenyEntry: 404,
+    UnknownBlockRule: 404,
 }
 
 

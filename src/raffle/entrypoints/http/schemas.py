@@ -34,6 +34,14 @@ class Credentials(BaseModel):
     password: str = Field(min_length=1, max_length=1024)
 
 
+class Registration(Credentials):
+    model_config = examples_of(examples.REGISTRATION)
+
+    phone: str | None = Field(
+        None, min_length=1, max_length=32, description="Optional; kept on the profile."
+    )
+
+
 class UserOut(BaseModel):
     model_config = examples_of(examples.USER)
 

@@ -11,6 +11,7 @@ import { LiveView } from "/web/console-live.js";
 import { PoliciesView } from "/web/console-policies.js";
 import { ProfilesView } from "/web/console-profiles.js";
 import { SwitchesView } from "/web/console-switches.js";
+import { DenyView } from "/web/console-deny.js";
 import { TagsView } from "/web/console-tags.js";
 import { TreesView } from "/web/console-trees.js";
 
@@ -88,8 +89,9 @@ async function showConsole(me) {
   const tags = new TagsView();
   const trees = new TreesView();
   const content = new ContentView();
-  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, file: files.node };
-  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", file: "Import / export" };
+  const deny = new DenyView();
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, deny: deny.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", deny: "Deny lists", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -104,6 +106,7 @@ async function showConsole(me) {
     if (key === "tags") tags.refresh();
     if (key === "trees") trees.refresh();
     if (key === "content") content.refresh();
+    if (key === "deny") deny.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();
