@@ -14,7 +14,14 @@ ORDER = "0k9c2q1v7m3x8d4f"
 
 CREDENTIALS: Example = {"name": "alice", "password": "correct horse battery"}
 USER: Example = {"id": "alice", "is_admin": False}
-ACCOUNT_STATUS: Example = {**USER, "status": "locked"}
+STATUS_CHANGE: Example = {
+    "status": "locked",
+    "reason": "chargebacks on three orders",
+    "by": "root",
+    "at": "2026-11-25T02:00:00Z",
+}
+ACCOUNT_STATUS: Example = {**USER, "status": "locked", "changes": [STATUS_CHANGE]}
+STATUS_CHANGE_IN: Example = {"reason": "chargebacks on three orders"}
 SWITCH: Example = {"name": "activity.100301.draws", "value": "off", "default": "on"}
 SWITCH_IN: Example = {"value": "off"}
 SWITCH_CHANGE: Example = {

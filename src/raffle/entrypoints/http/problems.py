@@ -41,6 +41,7 @@ from raffle.domain.users import (
     NameTaken,
     NotAuthenticated,
     RateLimited,
+    SessionEnded,
     UnknownUser,
 )
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
@@ -106,6 +107,7 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownTag: 404,
     TagCycle: 409,
     TagInUse: 409,
+    SessionEnded: 401,
 }
 
 

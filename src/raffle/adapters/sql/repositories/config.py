@@ -7,7 +7,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, case, func, select, update
+from sqlalchemy import Row, case, func, insert, select, update
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import insert_ignore, upsert
@@ -15,7 +15,7 @@ from raffle.adapters.sql.tables import config as tables
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.caps import Caps
 from raffle.domain.quota import QuotaPack, Sku
-from raffle.domain.users import User, UserStatus
+from raffle.domain.users import StatusChange, User, UserStatus
 
 
 class SqlActivityRepository:
@@ -206,6 +206,26 @@ class SqlUserRepository:
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
         return await self._update(user_id, password_hash=password_hash)
+
+    async def record(self, change: StatusChange) -> None:
+        row = {
+            "user_id": change.user_id,
+            "status": change.status.value,
+            "reason": change.reason,
+            "changed_by": change.by,
+            "changed_at": change.at,
+        }
+        await self._connection.execute(insert(tables.account_status_change).values(row))
+
+    async def changes(self, user_id: str, limit: int) -> list[StatusChange]:
+        t = tables.account_status_change
+        rows = await self._connection.execute(
+            select(t).where(t.c.user_id == user_id).order_by(t.c.id.desc()).limit(limit)
+        )
+        return [
+            StatusChange(r.user_id, UserStatus(r.status), r.reason, r.changed_by, r.changed_at)
+            for r in rows
+        ]
 
     async def _update(self, user_id: str, **values: object) -> bool:
         table = tables.user_account

@@ -24,7 +24,7 @@ async function start() {
     if (!me.is_admin) return showRefused(me);
     await showConsole(me);
   } catch (error) {
-    if (error.code === "not_authenticated") return showLogin(error.message);
+    if (error.code === "not_authenticated" || error.code === "session_ended") return showLogin(error.message);
     fail(error);
   }
 }

@@ -30,7 +30,7 @@ let drawing = false;
 let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
 
 function handle(error) {
-  if (error instanceof Problem && error.code === "not_authenticated") return showLogin(error.message);
+  if (error instanceof Problem && ["not_authenticated", "session_ended"].includes(error.code)) return showLogin(error.message);
   fail(error);
 }
 
