@@ -26,7 +26,7 @@ from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
-from raffle.adapters.randomness import SystemRandomSource
+from raffle.adapters.randomness import SecretsRandomSource, SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
@@ -56,6 +56,7 @@ from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.draw_batch import BatchedDraws
+from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.ports import (
     Broker,
     ChanceHints,
@@ -114,6 +115,11 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
+    code_rng: RandomSource = field(default_factory=SecretsRandomSource)  # join codes'
+    join_codes: JoinCodeGate = field(init=False)  # who holds a join code, per process
+
+    def __post_init__(self) -> None:
+        self.join_codes = JoinCodeGate(self.uow)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

@@ -14,6 +14,7 @@ from raffle.adapters.sql.repositories.config import (
     SqlSkuRepository,
     SqlUserRepository,
 )
+from raffle.adapters.sql.repositories.join_codes import SqlJoinCodeRepository
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
@@ -34,6 +35,7 @@ from raffle.service.ports import (
     UserRepository,
 )
 from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
@@ -54,6 +56,7 @@ class SqlUnitOfWork(TransactionScope):
     participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
+    join_codes: JoinCodeRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -68,6 +71,7 @@ class SqlUnitOfWork(TransactionScope):
         self.participation = SqlParticipationRepository(connection)
         self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
+        self.join_codes = SqlJoinCodeRepository(connection)
 
 
 def create_engine(

@@ -51,6 +51,7 @@ ACTIVITY: Example = {
     "time_zone": "Asia/Shanghai",
     "strategy_id": 100006,
     "caps": CAPS,
+    "join_code_required": False,
 }
 PRIZE: Example = {
     "award_id": 109,

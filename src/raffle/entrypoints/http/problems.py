@@ -25,6 +25,12 @@ from raffle.domain.fulfilment import (
     InvalidCodes,
     PrizeNotFound,
 )
+from raffle.domain.join_codes import (
+    InvalidJoinCodes,
+    JoinCodeInvalid,
+    JoinCodeRequired,
+    JoinCodeUsed,
+)
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
@@ -108,6 +114,10 @@ STATUS: dict[type[RaffleError], int] = {
     TagCycle: 409,
     TagInUse: 409,
     SessionEnded: 401,
+    JoinCodeRequired: 403,
+    JoinCodeInvalid: 422,
+    JoinCodeUsed: 409,
+    InvalidJoinCodes: 422,
 }
 
 
@@ -180,6 +190,8 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems
         ]
+    if isinstance(error, InvalidJoinCodes):
+        extra["errors"] = [{"at": f"body.codes.{i}", "message": m} for i, m in error.problems]
     if isinstance(error, NotAdmitted):
         extra["refusals"] = [{"policy_id": p, "reason": r} for p, r in error.reasons.items()]
     return _problem(status, error.code, error.message, **extra)

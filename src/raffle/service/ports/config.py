@@ -15,6 +15,7 @@ from raffle.domain.strategy import Strategy
 from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.base import Transaction
+from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
 
@@ -174,3 +175,4 @@ class UnitOfWork(Transaction, Protocol):
     participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
+    join_codes: JoinCodeRepository

@@ -36,6 +36,7 @@ class SqlActivityRepository:
             "award_num_limit": activity.caps.winners,
             "join_people_total_limit": activity.caps.participants,
             "perfect_activity": activity.caps.perfect,
+            "join_code_required": activity.join_code_required,
         }
         # Reloading a campaign file must not reset a running activity: once stored, the
         # state moves only through compare_and_set.
@@ -266,6 +267,7 @@ def _activity(row: Row[Any]) -> Activity:
         state=ActivityState(row.state),
         welcome_pack=row.welcome_pack,
         caps=Caps(row.award_num_limit, row.join_people_total_limit, bool(row.perfect_activity)),
+        join_code_required=bool(row.join_code_required),
     )
 
 

@@ -76,6 +76,7 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
         profiles=raffle.profiles,
         audience=raffle.tags,
         caps=raffle.caps,
+        join_codes=raffle.join_codes,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])
