@@ -1,9 +1,10 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
 // review, set who may join each (participation policies), watch one live, switch draws,
 // rules and limits at runtime, search, edit, lock and import players' profiles, edit
-// decision trees, import and export campaign files.
+// decision trees, make join codes, import and export campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
+import { CodesView } from "/web/console-codes.js";
 import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
@@ -86,8 +87,9 @@ async function showConsole(me) {
   const profiles = new ProfilesView();
   const tags = new TagsView();
   const trees = new TreesView();
-  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, file: files.node };
-  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", file: "Import / export" };
+  const codes = new CodesView();
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, codes: codes.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", codes: "Codes", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -101,6 +103,7 @@ async function showConsole(me) {
     if (key === "profiles") profiles.refresh();
     if (key === "tags") tags.refresh();
     if (key === "trees") trees.refresh();
+    if (key === "codes") codes.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();
