@@ -29,7 +29,7 @@ from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
-from raffle.adapters.randomness import SystemRandomSource
+from raffle.adapters.randomness import SecretsRandomSource, SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
@@ -62,6 +62,7 @@ from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.deny_board import DenyBoard
 from raffle.service.draw_batch import BatchedDraws
+from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.ports import (
     Broker,
     ChanceHints,
@@ -124,6 +125,11 @@ class Raffle:
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
     gateway: PaymentGateway | None = None  # Alipay (or its simulator), with an app id set
+    code_rng: RandomSource = field(default_factory=SecretsRandomSource)  # join codes'
+    join_codes: JoinCodeGate = field(init=False)  # who holds a join code, per process
+
+    def __post_init__(self) -> None:
+        self.join_codes = JoinCodeGate(self.uow)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

@@ -66,6 +66,11 @@ def test_both_catalogues_hold_every_key_the_page_uses() -> None:
             "maintenance",
             "not_admitted",  # no participation policy admits the player
             "activity_full",  # the activity's participants cap
+            "session_ended",  # an operator locked the account
+            "account_locked",
+            "join_code_required",
+            "join_code_invalid",
+            "join_code_used",
         },
         # each policy's reason for refusing a player (domain/policies.py)
         "refusal": {

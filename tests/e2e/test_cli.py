@@ -215,12 +215,16 @@ def test_user_list_password_lock_and_unlock(cli: CliRunner, tmp_path: Path) -> N
     assert names == ["alice", "root", "zoe"]
     assert _user(cli, "list", "--limit", "1").stdout.splitlines()[-1] == "1 of 3 accounts"
 
-    locked = _user(cli, "lock", "alice")
+    locked = _user(cli, "lock", "alice", "--reason", "spam")
     assert locked.exit_code == 0, locked.output
     assert ["alice", "player", "locked"] in [
         line.split() for line in _user(cli, "list").stdout.splitlines()
     ]
     assert _user(cli, "unlock", "alice").exit_code == 0
+    kept = sqlite3.connect(tmp_path / "raffle.db").execute(
+        "SELECT status, reason, changed_by FROM account_status_change ORDER BY id"
+    )
+    assert kept.fetchall() == [("locked", "spam", None), ("active", "", None)]
     assert _user(cli, "lock", "nobody").exit_code == 2
     assert "unknown_user" in _user(cli, "unlock", "nobody").stderr
 

@@ -26,7 +26,7 @@ from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.route_trees import RouteTree, TreeVersion
 from raffle.domain.strategy import Strategy
-from raffle.domain.users import User, UserStatus
+from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import Credit
 from raffle.service.ports.metrics import Unmeasured
@@ -300,8 +300,9 @@ class FakeSkus:
 
 
 class FakeUsers:
-    def __init__(self, rows: dict[str, User]) -> None:
+    def __init__(self, rows: dict[str, User], changed: list[StatusChange] | None = None) -> None:
         self.rows = rows
+        self.changed = [] if changed is None else changed  # oldest first
 
     async def add(self, user: User) -> bool:
         if user.id in self.rows:
@@ -326,6 +327,12 @@ class FakeUsers:
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
         return self._update(user_id, password_hash=password_hash)
+
+    async def record(self, change: StatusChange) -> None:
+        self.changed.append(change)
+
+    async def changes(self, user_id: str, limit: int) -> list[StatusChange]:
+        return [c for c in reversed(self.changed) if c.user_id == user_id][:limit]
 
     def _update(self, user_id: str, **values: Any) -> bool:
         if user_id not in self.rows:

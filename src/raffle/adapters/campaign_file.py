@@ -136,6 +136,7 @@ class ActivityIn(_Model):
     award_num_limit: Count | None = None  # total winners of the activity
     join_people_total_limit: Count | None = None  # total participants
     perfect_activity: bool = False  # every draw wins a real prize while stock lasts
+    join_code_required: bool = False  # a draw needs a join code the user redeemed
 
 
 class SkuIn(_Model):
@@ -336,6 +337,7 @@ def _activity(a: ActivityIn) -> Activity:
         state=a.state,
         welcome_pack=a.welcome_pack,
         caps=Caps(a.award_num_limit, a.join_people_total_limit, a.perfect_activity),
+        join_code_required=a.join_code_required,
     )
 
 

@@ -132,6 +132,8 @@ def _activity(a: Activity, participation: Participation | None) -> dict[str, Any
         written["join_people_total_limit"] = a.caps.participants
     if a.caps.perfect:
         written["perfect_activity"] = True
+    if a.join_code_required:
+        written["join_code_required"] = True
     return written
 
 

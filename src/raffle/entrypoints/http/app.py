@@ -24,6 +24,7 @@ from raffle.entrypoints.http.routes import (
     draw,
     engagement,
     health,
+    join_codes,
     pages,
     player,
     policies,
@@ -76,7 +77,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, content, deny,
+        delivery, profiles, content, deny, join_codes,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)

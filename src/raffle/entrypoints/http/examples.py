@@ -15,7 +15,14 @@ ORDER = "0k9c2q1v7m3x8d4f"
 CREDENTIALS: Example = {"name": "alice", "password": "correct horse battery"}
 REGISTRATION: Example = {**CREDENTIALS, "phone": "+8613800138000"}
 USER: Example = {"id": "alice", "is_admin": False}
-ACCOUNT_STATUS: Example = {**USER, "status": "locked"}
+STATUS_CHANGE: Example = {
+    "status": "locked",
+    "reason": "chargebacks on three orders",
+    "by": "root",
+    "at": "2026-11-25T02:00:00Z",
+}
+ACCOUNT_STATUS: Example = {**USER, "status": "locked", "changes": [STATUS_CHANGE]}
+STATUS_CHANGE_IN: Example = {"reason": "chargebacks on three orders"}
 SWITCH: Example = {"name": "activity.100301.draws", "value": "off", "default": "on"}
 SWITCH_IN: Example = {"value": "off"}
 SWITCH_CHANGE: Example = {
@@ -45,6 +52,7 @@ ACTIVITY: Example = {
     "time_zone": "Asia/Shanghai",
     "strategy_id": 100006,
     "caps": CAPS,
+    "join_code_required": False,
 }
 PRIZE: Example = {
     "award_id": 109,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -34,6 +35,12 @@ from raffle.domain.fulfilment import (
     InvalidCodes,
     PrizeNotFound,
 )
+from raffle.domain.join_codes import (
+    InvalidJoinCodes,
+    JoinCodeInvalid,
+    JoinCodeRequired,
+    JoinCodeUsed,
+)
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
@@ -50,6 +57,7 @@ from raffle.domain.users import (
     NameTaken,
     NotAuthenticated,
     RateLimited,
+    SessionEnded,
     UnknownUser,
 )
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
@@ -126,6 +134,11 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidDenyEntry: 422,
     UnknownDenyEntry: 404,
     UnknownBlockRule: 404,
+    SessionEnded: 401,
+    JoinCodeRequired: 403,
+    JoinCodeInvalid: 422,
+    JoinCodeUsed: 409,
+    InvalidJoinCodes: 422,
 }
 
 
@@ -169,41 +182,74 @@ class Problem(BaseModel):
     price_cents: int | None = Field(None, description="payment_required: what it costs.")
 
 
+# What an error's answer carries besides its code and message, by the kind of error.
+DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
+    (
+        IllegalTransition | IllegalShipment | IllegalContentState,
+        lambda e: {"current_state": e.current.value},
+    ),
+    (RateLimited | Unavailable, lambda e: {"retry_after": e.retry_after}),
+    (
+        InvalidCampaignFile,
+        lambda e: {
+            "errors": [{"line": p.line, "at": p.where, "message": p.message} for p in e.problems]
+        },
+    ),
+    (
+        MalformedCondition,
+        lambda e: {
+            "errors": [
+                {"at": "body.condition", "message": e.message, "line": e.line, "column": e.column}
+            ]
+        },
+    ),
+    (PaymentRequired, lambda e: {"content_id": e.content_id, "price_cents": e.price_cents}),
+    (
+        InvalidAddress | InvalidContent,
+        lambda e: {"errors": [{"at": f, "message": m} for f, m in e.problems]},
+    ),
+    (
+        InvalidProfile,
+        lambda e: {"errors": [{"at": f"body.{e.field}", "message": e.message}]} if e.field else {},
+    ),
+    (
+        InvalidProfileFile,
+        lambda e: (
+            {"errors": [{"line": e.line, "at": "file", "message": e.message}]} if e.line else {}
+        ),
+    ),
+    (
+        InvalidRouteTree,
+        lambda e: {
+            "errors": [
+                {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}
+                for p in e.problems
+            ]
+        },
+    ),
+    (
+        InvalidCampaign,
+        lambda e: {
+            "errors": [{"at": ".".join(map(str, p.path)), "message": p.message} for p in e.problems]
+        },
+    ),
+    (
+        InvalidJoinCodes,
+        lambda e: {"errors": [{"at": f"body.codes.{i}", "message": m} for i, m in e.problems]},
+    ),
+    (
+        NotAdmitted,
+        lambda e: {"refusals": [{"policy_id": p, "reason": r} for p, r in e.reasons.items()]},
+    ),
+)
+
+
 def problem_of(error: RaffleError) -> Problem:
     status = next((s for kind, s in STATUS.items() if isinstance(error, kind)), 400)
     extra: dict[str, Any] = {}
-    if isinstance(error, IllegalTransition | IllegalShipment | IllegalContentState):
-        extra["current_state"] = error.current.value
-    if isinstance(error, RateLimited):
-        extra["retry_after"] = error.retry_after
-    if isinstance(error, Unavailable):
-        extra["retry_after"] = error.retry_after
-    if isinstance(error, InvalidCampaignFile):
-        extra["errors"] = [
-            {"line": p.line, "at": p.where, "message": p.message} for p in error.problems
-        ]
-    if isinstance(error, MalformedCondition):
-        where = {"line": error.line, "column": error.column}
-        extra["errors"] = [{"at": "body.condition", "message": error.message, **where}]
-    if isinstance(error, PaymentRequired):
-        extra.update(content_id=error.content_id, price_cents=error.price_cents)
-    if isinstance(error, InvalidAddress | InvalidContent):
-        extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
-    if isinstance(error, InvalidProfile) and error.field:
-        extra["errors"] = [{"at": f"body.{error.field}", "message": error.message}]
-    if isinstance(error, InvalidProfileFile) and error.line:
-        extra["errors"] = [{"line": error.line, "at": "file", "message": error.message}]
-    if isinstance(error, InvalidRouteTree):
-        extra["errors"] = [
-            {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}
-            for p in error.problems
-        ]
-    if isinstance(error, InvalidCampaign):
-        extra["errors"] = [
-            {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems
-        ]
-    if isinstance(error, NotAdmitted):
-        extra["refusals"] = [{"policy_id": p, "reason": r} for p, r in error.reasons.items()]
+    for kind, details in DETAILS:
+        if isinstance(error, kind):
+            extra.update(details(error))
     return _problem(status, error.code, error.message, **extra)
 
 

@@ -95,13 +95,16 @@ class ActivityOut(BaseModel):
     time_zone: str
     strategy_id: int
     caps: CapsOut
+    join_code_required: bool = Field(
+        description="A draw needs a join code the player redeemed (POST …/join-code)."
+    )
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
         return cls(
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
-            caps=CapsOut.of(a.caps),
+            caps=CapsOut.of(a.caps), join_code_required=a.join_code_required,
         )  # fmt: skip
 
 

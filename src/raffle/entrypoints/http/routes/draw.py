@@ -93,6 +93,7 @@ async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Res
         profiles=raffle.profiles,
         audience=raffle.tags,
         caps=raffle.caps,
+        join_codes=raffle.join_codes,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])

@@ -290,8 +290,15 @@ function capsFields(a, at) {
     dataset: { at: `${at}.perfect_activity` },
     onchange: (event) => (event.target.checked ? (a.perfect_activity = true) : delete a.perfect_activity),
   });
+  // Players redeem a join code before their first draw (the Codes tab makes them).
+  const codes = h("input", {
+    type: "checkbox", id: `f-${at.replaceAll(".", "-")}-join_code_required`, checked: Boolean(a.join_code_required),
+    dataset: { at: `${at}.join_code_required` },
+    onchange: (event) => (event.target.checked ? (a.join_code_required = true) : delete a.join_code_required),
+  });
   return h("div", { class: "row" },
     field("Total winners", `${at}.award_num_limit`, a.award_num_limit, set("award_num_limit"), { type: "number", read: integer, hint: "no cap" }),
     field("Total participants", `${at}.join_people_total_limit`, a.join_people_total_limit, set("join_people_total_limit"), { type: "number", read: integer, hint: "no cap" }),
-    h("label", {}, perfect, "100 % win (misses not drawn)"));
+    h("label", {}, perfect, "100 % win (misses not drawn)"),
+    h("label", {}, codes, "Join code required"));
 }

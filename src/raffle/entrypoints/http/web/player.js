@@ -32,7 +32,7 @@ let drawing = false;
 let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
 
 function handle(error) {
-  if (error instanceof Problem && error.code === "not_authenticated") return showLogin(error.message);
+  if (error instanceof Problem && ["not_authenticated", "session_ended"].includes(error.code)) return showLogin(error.message);
   fail(error);
 }
 
@@ -106,7 +106,8 @@ async function showPlayer(user) {
     h("section", { class: "card wide chooser" }, h("label", { for: "activity" }, t("page.activity"), chooser),
       h("p", { class: "muted", id: "activity-about" })),
     h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, t("page.draw")),
-      board.grid, board.result, h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
+      board.grid, board.result, h("div", { id: "join-code" }),
+      h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
       h("div", { id: "tiers" })),
     panel("chances", t("page.chances")), panel("points", t("page.points")),
     panel("odds", t("page.odds")), panel("prizes", t("page.prizes"), true),
@@ -145,11 +146,15 @@ async function load(id) {
   });
   if (read !== loads) return;
   const [odds, mine, signIns, points, skus] = found;
-  Object.assign(state, { activity: odds.activity, odds, mine, signIns, points, skus });
+  // Read only where the activity asks for one: most never do.
+  const held = odds.activity.join_code_required ? await api(`/api/activities/${id}/join-code`) : null;
+  if (read !== loads) return;
+  Object.assign(state, { activity: odds.activity, odds, mine, signIns, points, skus, held });
   if (board.grid.dataset.activity !== String(id)) board.clear();
   board.grid.dataset.activity = String(id);
   document.getElementById("activity-about").textContent = odds.activity.description;
   document.title = `${odds.activity.name} · raffle`;
+  renderJoinCode();
   renderBoard();
   renderChances();
   renderShop();
@@ -166,10 +171,16 @@ function renderBoard() {
   renderDrawButton();
 }
 
+function renderJoinCode() {
+  document.getElementById("join-code").replaceChildren(engage.joinCode(state.activity, state.held, onRedeem));
+}
+
 // Off while a draw is in flight, whatever else is read again meanwhile.
 function renderDrawButton() {
   const wait = Math.ceil((drawsFrom - Date.now()) / 1000);
+  const noCode = state.activity.join_code_required && !state.held?.code;
   const why = engage.whyNoDraw(state.activity, state.mine.account) ??
+    (noCode ? t("problem.join_code_required") : null) ??
     (wait > 0 ? t("draw.wait", { n: wait }) : null);
   board.button.disabled = drawing || Boolean(why);
   document.getElementById("draw-reason").textContent = why ?? "";
@@ -235,6 +246,19 @@ async function onSignIn(event) {
     await refresh();
   } catch (error) {
     handle(error);
+  }
+}
+
+async function onRedeem(code, form) {
+  if (!code) return;
+  for (const button of form.querySelectorAll("button")) button.disabled = true;
+  try {
+    const bound = await api(`/api/activities/${state.activity.id}/join-code`, { method: "POST", json: { code } });
+    notify(t("code.held", { code: bound.code }), "ok");
+    await refresh();
+  } catch (error) {
+    handle(error);
+    for (const button of form.querySelectorAll("button")) button.disabled = false;
   }
 }
 
