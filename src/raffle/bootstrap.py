@@ -21,6 +21,7 @@ from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.metrics import PrometheusMetrics
+from raffle.adapters.notice_channel import LogChannel, NoticeChannel, NoticeRoute, WebhookChannel
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
@@ -222,6 +223,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
     broker = _broker(settings)
+    probes = _probes(settings, databases, redis, broker)
+    broker = NoticeRoute(broker, _notice_channel(settings, clock))
     return Raffle(
         settings=settings,
         engines=engines,
@@ -247,7 +250,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         claims=claims.counts if claims else None,
         cap_ledger=cap_claims,
         ledger=claims,
-        probes=_probes(settings, databases, redis, broker),
+        probes=probes,
         metrics=PrometheusMetrics(),
     )
 
@@ -321,6 +324,15 @@ def _broker(settings: Settings) -> Broker:
     if settings.broker_url is None:
         return MemoryBroker(attempts=attempts, timeout=timeout)
     return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
+
+
+def _notice_channel(settings: Settings, clock: Clock) -> NoticeChannel:
+    """Operators' notices: to the webhook when one is configured, else to the log."""
+    url, secret = settings.notice_webhook_url, settings.notice_webhook_secret
+    if url is None or secret is None:
+        return LogChannel()
+    timeout = settings.publish_timeout_seconds
+    return WebhookChannel(url, secret.get_secret_value(), clock, timeout=timeout)
 
 
 def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None, Closing]:
