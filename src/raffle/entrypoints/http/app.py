@@ -28,6 +28,7 @@ from raffle.entrypoints.http.routes import (
     prizes,
     profiles,
     route_trees,
+    stock_warnings,
     switches,
     tags,
 )
@@ -74,7 +75,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles,
+        delivery, profiles, stock_warnings,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)
