@@ -21,8 +21,10 @@ def crossings(
     attempt: Attempt, award_id: int, order_id: str, left: int | None
 ) -> list[StockNotice]:
     """The notices of a take of `award_id` that left `left` units (None: no stock taken)."""
-    prize = attempt.engine.strategy.prize(award_id)
-    if prize is None or prize.stock is None or left is None:
+    if left is None:
+        return []
+    prize = attempt.engine.prize(award_id)
+    if prize is None or prize.stock is None:
         return []
     return [
         StockNotice(
@@ -42,7 +44,7 @@ def crossings(
 def still_owed(attempt: Attempt, notices: list[StockNotice], left: int | None) -> list[StockNotice]:
     """Of the crossings of a draw that did not commit, those that stand once its unit was
     given back and the stock has `left` (None: nothing came back)."""
-    prize = attempt.engine.strategy.prize(notices[0].award_id) if notices else None
+    prize = attempt.engine.prize(notices[0].award_id) if notices else None
     if prize is None:
         return []
     return [n for n in notices if still_crossed(prize, n.kind, left)]
