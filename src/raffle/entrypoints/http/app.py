@@ -75,9 +75,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, stock_warnings,
+        delivery, profiles,
     )  # fmt: skip
-    for module in (*routers, pages, docs, health):
+    for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)
     app.include_router(route_trees.router)
     app.include_router(route_trees.player)
