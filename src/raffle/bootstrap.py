@@ -24,6 +24,7 @@ from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.metrics import PrometheusMetrics
+from raffle.adapters.notice_channel import LogChannel, NoticeChannel, NoticeRoute, WebhookChannel
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
@@ -242,6 +243,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         hints = RedisChanceHints(commands)
     broker = _broker(settings)
     gateway = _gateway(settings, clock, closing)
+    probes = _probes(settings, databases, redis, broker)
+    broker = NoticeRoute(broker, _notice_channel(settings, clock))
     return Raffle(
         deny=deny,
         blocking=Blocking(deny, limiter),
@@ -269,7 +272,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         claims=claims.counts if claims else None,
         cap_ledger=cap_claims,
         ledger=claims,
-        probes=_probes(settings, databases, redis, broker),
+        probes=probes,
         metrics=PrometheusMetrics(),
         gateway=gateway,
     )
@@ -362,6 +365,15 @@ def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGatew
     client = httpx.AsyncClient(timeout=settings.alipay_timeout_seconds)
     closing.append(client.aclose)
     return AlipayGateway(merchant, settings.alipay_gateway_url, client, clock)
+
+
+def _notice_channel(settings: Settings, clock: Clock) -> NoticeChannel:
+    """Operators' notices: to the webhook when one is configured, else to the log."""
+    url, secret = settings.notice_webhook_url, settings.notice_webhook_secret
+    if url is None or secret is None:
+        return LogChannel()
+    timeout = settings.publish_timeout_seconds
+    return WebhookChannel(url, secret.get_secret_value(), clock, timeout=timeout)
 
 
 def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None, Closing]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any, Literal, Self
 from urllib.parse import unquote, urlsplit
@@ -88,6 +89,11 @@ class Settings(BaseSettings):
     # The compensation job publishes again what is still unpublished this long after its
     # row was last touched; above the publish timeout, so it never races a live relay.
     republish_after_seconds: float = 60.0
+    # Operators' notices (stock warnings, stock zero: docs/stock-warnings.md) are POSTed to
+    # this webhook, signed with the secret (Standard Webhooks, `whsec_` and base64); without
+    # a URL they are logged. Both from the environment only, never from a file we ship.
+    notice_webhook_url: str | None = None
+    notice_webhook_secret: SecretStr | None = None
 
     # Logs (entrypoints/logs.py): a line per request and per job run, on stderr; `auto` is
     # for people on a terminal (stderr a TTY), JSON for a collector otherwise.
@@ -182,6 +188,26 @@ class Settings(BaseSettings):
             raise ValueError(
                 "RAFFLE_REPUBLISH_AFTER_SECONDS must exceed RAFFLE_PUBLISH_TIMEOUT_SECONDS"
             )
+        return self
+
+    @field_validator("notice_webhook_url")
+    @classmethod
+    def _web_address(cls, url: str | None) -> str | None:
+        if url is not None and urlsplit(url).scheme not in ("http", "https"):
+            raise ValueError("must be an http:// or https:// address")
+        return url
+
+    @field_validator("notice_webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, secret: SecretStr | None) -> SecretStr | None:
+        if secret is not None and not _strong_secret(secret.get_secret_value()):
+            raise ValueError("must be whsec_ and at least 24 bytes in base64")
+        return secret
+
+    @model_validator(mode="after")
+    def _signed_notices(self) -> Self:
+        if self.notice_webhook_url and self.notice_webhook_secret is None:
+            raise ValueError("RAFFLE_NOTICE_WEBHOOK_URL needs RAFFLE_NOTICE_WEBHOOK_SECRET")
         return self
 
     @model_validator(mode="after")
@@ -304,6 +330,15 @@ def _async_url(url: str) -> str:
             f"unsupported database {scheme!r}; use sqlite, postgresql or mysql/mariadb"
         )
     return f"{scheme}://{rest}"
+
+
+def _strong_secret(secret: str) -> bool:
+    """A Standard Webhooks secret: `whsec_` and base64 of at least 24 random bytes."""
+    encoded = secret.removeprefix("whsec_")
+    try:
+        return secret.startswith("whsec_") and len(base64.b64decode(encoded, validate=True)) >= 24
+    except ValueError:
+        return False
 
 
 def _has_own_password(url: str) -> bool:

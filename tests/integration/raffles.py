@@ -34,11 +34,12 @@ def campaign(
     pack: QuotaPack = QuotaPack(WELCOME, 20, 20, 20),  # noqa: B008 - frozen, shared safely
     exhaustion: Exhaustion = Exhaustion.FALLBACK,
     now: datetime | None = None,
+    warning: int | None = None,  # the prize's warning_surplus
 ) -> Campaign:
     now = now or datetime.now(UTC)
     strategy = Strategy(
         STRATEGY,
-        (StrategyPrize(PRIZE, Decimal(rate), stock=stock),),
+        (StrategyPrize(PRIZE, Decimal(rate), stock=stock, warning_surplus=warning),),
         Fallback(THANKS),
         (),
         exhaustion,

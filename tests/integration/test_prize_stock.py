@@ -28,7 +28,7 @@ from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
 from raffle.adapters.sql.tables.config import stock_claim
 from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
-from raffle.service.ports import Shards
+from raffle.service.ports import Shards, Taken
 from raffle.service.reconcile import reconcile
 from tests.integration.redis_clients import REDIS_KINDS, connected
 from tests.services import RedisClusterServer, RedisServer
@@ -91,11 +91,17 @@ async def test_concurrent_takes_hand_out_exactly_the_stock(
 
     async def take(i: int) -> bool:
         async with gate:
-            return await stock.take(S, A, f"order{i}")
+            taken = await stock.take(S, A, f"order{i}")
+        if taken is not None:
+            lefts.append(taken.left)
+        return taken is not None
 
+    lefts: list[int] = []
     results = await asyncio.gather(*(take(i) for i in range(2_000)))
 
     assert results.count(True) == 100
+    # Each number of units left is seen by exactly one take: where a warning is detected.
+    assert sorted(lefts) == list(range(100))
     claims = await _claims(engine)
     assert [slot for slot, _ in claims] == list(range(1, 101))
     assert {order for _, order in claims} == {f"order{i}" for i, won in enumerate(results) if won}
@@ -192,7 +198,7 @@ async def test_a_redis_crash_mid_run_neither_oversells_nor_drifts(
             await asyncio.sleep(i * ARRIVAL_SECONDS)
             for _ in range(ATTEMPTS):
                 try:
-                    if not await stock.take(S, A, f"order{i}"):
+                    if await stock.take(S, A, f"order{i}") is None:
                         return False
                 except (RedisConnectionError, RedisTimeoutError, StockUnavailable):
                     errors += 1
@@ -252,15 +258,15 @@ async def test_a_unit_given_back_returns_exactly_once(
     assert await stock.take(S, A, "second")
     assert await stock.left(S, A) == 1
 
-    await stock.give_back(S, A, "first")
+    assert await stock.give_back(S, A, "first") == 2  # the units left after it
     assert await stock.left(S, A) == 2
-    await stock.give_back(S, A, "first")  # again: nothing more comes back
-    await stock.give_back(S, A, "never-took")
+    assert await stock.give_back(S, A, "first") is None  # again: nothing more comes back
+    assert await stock.give_back(S, A, "never-took") is None
     assert await stock.left(S, A) == 2
     assert await _claims(engine) == [(2, "second")]
 
-    assert await stock.take(S, A, "third")  # the given-back slot is handed out again
-    assert await stock.take(S, A, "fourth")
+    assert await stock.take(S, A, "third") == Taken(1)  # the given-back slot, handed out again
+    assert await stock.take(S, A, "fourth") == Taken(0)
     assert not await stock.take(S, A, "fifth")
     assert await _claims(engine) == [(1, "third"), (2, "second"), (3, "fourth")]
 
@@ -371,7 +377,7 @@ async def test_memory_stock_hands_out_exactly_its_stock_under_concurrency() -> N
 
     async def take(i: int) -> bool:
         await asyncio.sleep(0)  # interleave the takers
-        return await stock.take(S, A, f"order{i}")
+        return await stock.take(S, A, f"order{i}") is not None
 
     assert await stock.left(S, A) == 10  # a look does not load
     results = await asyncio.gather(*(take(i) for i in range(1_000)))
@@ -383,4 +389,4 @@ async def test_memory_stock_hands_out_exactly_its_stock_under_concurrency() -> N
     await stock.give_back(S, A, winner)
     await stock.give_back(S, A, "order-that-lost")
     assert await stock.left(S, A) == 1
-    assert await stock.take(S + 1, A, "x") is False
+    assert await stock.take(S + 1, A, "x") is None

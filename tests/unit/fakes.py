@@ -28,7 +28,7 @@ from raffle.domain.route_trees import RouteTree, TreeVersion
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.service.drawing import DrawsAlone
-from raffle.service.ports import Credit
+from raffle.service.ports import Credit, Taken
 from raffle.service.ports.metrics import Unmeasured
 
 
@@ -775,15 +775,16 @@ class FakePrizeStock:
     async def warm(self, strategy_id: int) -> None:
         return None
 
-    async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
+    async def take(self, strategy_id: int, award_id: int, order_id: str) -> Taken | None:
         if self.levels.get((strategy_id, award_id), 0) <= 0:
-            return False
+            return None
         self.levels[strategy_id, award_id] -= 1
-        return True
+        return Taken(self.levels[strategy_id, award_id])
 
-    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
+    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> int | None:
         self.levels[strategy_id, award_id] += 1
         self.given_back.append(order_id)
+        return self.levels[strategy_id, award_id]
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         return self.levels.get((strategy_id, award_id))

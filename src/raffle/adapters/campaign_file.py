@@ -94,6 +94,7 @@ class PrizeIn(_Model):
     rate: Decimal
     stock: Count | None = None
     rules: dict[str, str] = {}
+    warning_surplus: Count | None = None  # stock left at which operators are warned
 
     _text_rules = field_validator("rules", mode="before")(_rules)
 
@@ -353,7 +354,16 @@ def _strategy(s: StrategyIn) -> Strategy:
     prizes, problems = [], []
     for i, p in enumerate(s.prizes):
         try:
-            prizes.append(StrategyPrize(p.award, p.rate, p.stock, i, tuple(p.rules.items())))
+            prizes.append(
+                StrategyPrize(
+                    p.award,
+                    p.rate,
+                    p.stock,
+                    i,
+                    tuple(p.rules.items()),
+                    warning_surplus=p.warning_surplus,
+                )
+            )
         except InvalidConfig as error:
             problems.append(error.at("prizes", i))
     fallback = Fallback(s.fallback) if isinstance(s.fallback, int) else None

@@ -102,6 +102,8 @@ def _prize(p: StrategyPrize) -> _Flow:
     written = _Flow(award=p.award_id, rate=p.rate)
     if p.stock is not None:
         written["stock"] = p.stock
+    if p.warning_surplus is not None:
+        written["warning_surplus"] = p.warning_surplus
     if p.rules:
         written["rules"] = _Flow(p.rules)
     return written

@@ -20,7 +20,7 @@ from raffle.adapters.redis_commands import RedisCommands
 from raffle.adapters.redis_pipeline import LuaScript
 from raffle.adapters.sql.stock_claims import Claimed, SqlStockClaims
 from raffle.domain.errors import Unavailable
-from raffle.service.ports import Clock
+from raffle.service.ports import Clock, Taken
 
 ConfiguredStock = Callable[[int], Awaitable[dict[int, int]]]  # strategy id -> award -> stock
 
@@ -31,27 +31,33 @@ WAIT_SECONDS = 0.01  # between tries for the lock while another process loads
 
 # Per prize: the counter (slots never handed out; the next is stock - counter + 1), a sorted
 # set of slots handed out and given back, and the strategy's "total" hash of configured stock.
-# Units left = counter + free slots. A free slot is used before the counter moves.
+# Units left = counter + free slots. A free slot is used before the counter moves. A take
+# answers its slot and the units left after it, read in the same script: of concurrent takes
+# exactly one sees each number (stock warnings, domain/notices.py).
 _TAKE = LuaScript("""
 local stock = redis.call('HGET', KEYS[3], ARGV[1])
 local counter = redis.call('GET', KEYS[1])
-if not stock or not counter then return -1 end
+if not stock or not counter then return {-1, 0} end
 local free = redis.call('ZPOPMIN', KEYS[2])
-if free[1] then return tonumber(free[1]) end
+if free[1] then
+  return {tonumber(free[1]), tonumber(counter) + redis.call('ZCARD', KEYS[2])}
+end
 counter = tonumber(counter)
-if counter <= 0 then return 0 end
+if counter <= 0 then return {0, 0} end
 redis.call('DECR', KEYS[1])
-return tonumber(stock) - counter + 1
+return {tonumber(stock) - counter + 1, counter - 1 + redis.call('ZCARD', KEYS[2])}
 """)
 
 # A slot is freed only if this counter handed it out (slot <= stock - counter): a slot above
-# it is still counted as never handed out, so freeing it would offer it twice.
+# it is still counted as never handed out, so freeing it would offer it twice. The units left
+# after it, or -1 when nothing came back.
 _FREE = LuaScript("""
 local stock = redis.call('HGET', KEYS[3], ARGV[1])
 local counter = redis.call('GET', KEYS[1])
 if not stock or not counter then return 0 end
-if tonumber(ARGV[2]) > tonumber(stock) - tonumber(counter) then return 0 end
-return redis.call('ZADD', KEYS[2], ARGV[2], ARGV[2])
+if tonumber(ARGV[2]) > tonumber(stock) - tonumber(counter) then return -1 end
+if redis.call('ZADD', KEYS[2], ARGV[2], ARGV[2]) == 0 then return -1 end
+return tonumber(counter) + redis.call('ZCARD', KEYS[2])
 """)
 
 _LEFT = LuaScript("""
@@ -124,14 +130,15 @@ class RedisPrizeStock:
         self._run = commands.run
         self._loading: dict[int, asyncio.Task[dict[int, int]]] = {}
 
-    async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
-        """Claim one unit for `order_id`; False when none is left or the award has no stock
+    async def take(self, strategy_id: int, award_id: int, order_id: str) -> Taken | None:
+        """Claim one unit for `order_id`; None when none is left or the award has no stock
         configured in the strategy."""
-        while slot := await self._reserve_or_fail(strategy_id, award_id):
+        while (reserved := await self._reserve_or_fail(strategy_id, award_id))[0]:
+            slot, left = reserved
             try:
                 now = self._clock.now()
                 if await self._claims.claim(strategy_id, award_id, slot, order_id, now):
-                    return True
+                    return Taken(left)
             except Exception:
                 # Most likely nothing was written: the slot goes back rather than being lost.
                 # Had the claim been written after all, the key refuses the slot's next taker.
@@ -139,23 +146,27 @@ class RedisPrizeStock:
                     await self._run(_FREE, self._keys(strategy_id, award_id), [award_id, slot])
                 raise
             # The slot was claimed by a draw in flight across a loss of Redis: try the next.
-        return False
+        return None
 
     def _keys(self, strategy_id: int, award_id: int) -> list[str]:
         return _keys(strategy_id, award_id, self._name)
 
-    async def _reserve_or_fail(self, strategy_id: int, award_id: int) -> int:
+    async def _reserve_or_fail(self, strategy_id: int, award_id: int) -> tuple[int, int]:
         try:
             return await self._reserve(strategy_id, award_id)
         except RedisError as error:
             raise StockUnavailable(f"prize stock is unavailable: {error}") from error
 
-    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
+    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> int | None:
         """Release the order's claim and offer its slot again; a no-op if it held none, so a
         unit is never returned twice. Redis errors propagate after the release: the unit is
-        then missing from the counter until it is next rebuilt."""
+        then missing from the counter until it is next rebuilt. The units left after it,
+        None when nothing came back."""
+        left = None
         for slot in await self._claims.release(strategy_id, award_id, order_id):
-            await self._run(_FREE, self._keys(strategy_id, award_id), [award_id, slot])
+            freed = int(await self._run(_FREE, self._keys(strategy_id, award_id), [award_id, slot]))
+            left = None if freed < 0 else freed
+        return left
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         """Units Redis would still hand out; None if it holds no counter for the prize."""
@@ -176,13 +187,13 @@ class RedisPrizeStock:
         run: a slot offered again while a draw holds it unclaimed goes to the first claim."""
         await self._load_when_free(strategy_id, replace=True)
 
-    async def _reserve(self, strategy_id: int, award_id: int) -> int:
-        """A slot for one unit, or 0 when none is left."""
+    async def _reserve(self, strategy_id: int, award_id: int) -> tuple[int, int]:
+        """A slot for one unit and the units left after it, or slot 0 when none is left."""
         keys = self._keys(strategy_id, award_id)
-        while (slot := int(await self._run(_TAKE, keys, [award_id]))) == NOT_LOADED:
+        while (slot := int((taken := await self._run(_TAKE, keys, [award_id]))[0])) == NOT_LOADED:
             if award_id not in await self._loaded(strategy_id):
-                return 0
-        return slot
+                return 0, 0
+        return slot, int(taken[1])
 
     async def _loaded(self, strategy_id: int) -> dict[int, int]:
         """Load the strategy's missing counters, once per process however many draws find
@@ -258,24 +269,25 @@ class MemoryPrizeStock:
     async def warm(self, strategy_id: int) -> None:
         await self.prepare(strategy_id)
 
-    async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
+    async def take(self, strategy_id: int, award_id: int, order_id: str) -> Taken | None:
         await self.prepare(strategy_id)
         key = (strategy_id, award_id)
         if self._left.get(key, 0) <= 0:
-            return False
+            return None
         self._left[key] -= 1
         self._holders[key][order_id] += 1
-        return True
+        return Taken(self._left[key])
 
-    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
+    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> int | None:
         key = (strategy_id, award_id)
         holders = self._holders.get(key)
         if holders is None or holders[order_id] <= 0:
-            return  # never taken, or returned already
+            return None  # never taken, or returned already
         holders[order_id] -= 1
         if holders[order_id] == 0:
             del holders[order_id]
         self._left[key] += 1
+        return self._left[key]
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:
         if strategy_id in self._ready:

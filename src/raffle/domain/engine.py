@@ -22,7 +22,7 @@ from raffle.domain.rules import (
     parse_guarantees,
 )
 from raffle.domain.sampler import AliasTable
-from raffle.domain.strategy import Exhaustion, Strategy
+from raffle.domain.strategy import Exhaustion, Strategy, StrategyPrize
 
 # How a draw ended, by what it handed out (DrawEngine.outcome).
 WIN = "win"  # one of the strategy's prizes
@@ -69,6 +69,7 @@ class DrawEngine:
         self._pre = _compile_pre(strategy, awards)
         self._post = _compile_post(strategy)
         self._stocked = frozenset(p.award_id for p in strategy.prizes if p.stock is not None)
+        self._prizes = {p.award_id: p for p in strategy.prizes}
         self._exhausted = set(exhausted) | {p.award_id for p in strategy.prizes if p.stock == 0}
         self._points = {a.id: a.points_range for a in awards.values() if a.points_range}
         if strategy.fallback.points is not None:
@@ -96,6 +97,10 @@ class DrawEngine:
         if award_id in self._thanks:
             return LOSE
         return FALLBACK if award_id == self._fallback_id else WIN
+
+    def prize(self, award_id: int) -> StrategyPrize | None:
+        """The strategy's prize of `award_id`, looked up in constant time."""
+        return self._prizes.get(award_id)
 
     def needs_stock(self, outcome: Outcome) -> bool:
         """Whether handing out `outcome` takes a unit of stock first."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 
@@ -30,6 +30,9 @@ class StrategyPrize:
     stock: int | None = None  # None: unlimited
     sort: int = 0
     rules: RuleConfig = ()  # post-draw rules of this prize, e.g. (("lock", "3"),)
+    # Stock left at which operators are warned (seed 004 warning_surplus). Not part of the
+    # published odds, so not compared: it may change while the activity runs.
+    warning_surplus: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not self.rate.is_finite() or self.rate < 0 or self.rate > 1:
@@ -40,6 +43,18 @@ class StrategyPrize:
             )
         if self.stock is not None and self.stock < 0:
             raise InvalidConfig(f"stock must not be negative, got {self.stock}", ("stock",))
+        if self.warning_surplus is not None:
+            self._check_warning(self.warning_surplus)
+
+    def _check_warning(self, surplus: int) -> None:
+        if self.stock is None:
+            raise InvalidConfig("a warning needs a stocked prize", ("warning_surplus",))
+        if not 0 < surplus < self.stock:
+            raise InvalidConfig(
+                f"warning_surplus must be between 1 and the stock less one ({self.stock - 1}), "
+                f"got {surplus}",
+                ("warning_surplus",),
+            )
 
     @property
     def weight(self) -> int:

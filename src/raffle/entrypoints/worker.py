@@ -120,7 +120,6 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
     found nothing to do, as most ticks do); one that fails does not hold back the others."""
     age = timedelta(seconds=raffle.settings.republish_after_seconds)
     compensate_every = max(1, int(age.total_seconds() / TICK_SECONDS / 4))
-    announced: set[tuple[int, int]] = set()
 
     async def advancing() -> list[tuple[int, str]]:
         moved = await advance(raffle.uow, raffle.clock.now())
@@ -148,7 +147,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
         if compensating and tick % compensate_every == 0:
             await _job(raffle, "compensate", compensating_job)
         if compensating and tick % STOCK_SYNC_EVERY == 0:
-            await _job(raffle, "stock_sync", lambda: _sync_stock(raffle, announced))
+            await _job(raffle, "stock_sync", lambda: _sync_stock(raffle))
         if tick % SWEEP_EVERY == 0:
             await _job(raffle, "sweep", sweeping)
         await asyncio.sleep(TICK_SECONDS)
@@ -172,14 +171,11 @@ def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
 
-async def _sync_stock(raffle: Raffle, announced: set[tuple[int, int]]) -> int:
+async def _sync_stock(raffle: Raffle) -> int:
     """Only where claims exist (Redis stock): in memory the award rows are the stock. The
     units given back."""
     if raffle.ledger is None:
         return 0
-
-    async def stock_zero(strategy_id: int, award_id: int) -> None:
-        log.warning("stock zero: the prize is all won", strategy_id=strategy_id, award=award_id)
 
     before = raffle.clock.now() - LEAK_AGE
     given_back = await sync_stock(
@@ -189,8 +185,6 @@ async def _sync_stock(raffle: Raffle, announced: set[tuple[int, int]]) -> int:
         stock=raffle.stock,
         claims=raffle.ledger,
         before=before,
-        stock_zero=stock_zero,
-        announced=announced,
     )
     if raffle.caps is not None and raffle.cap_ledger is not None:
         given_back += await sync_caps(

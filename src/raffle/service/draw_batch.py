@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from functools import partial
 
 from raffle.domain.draws import RaffleOrder, Win
+from raffle.domain.notices import StockNotice
 from raffle.domain.policies import Admission, NotAdmitted, Standing
 from raffle.domain.quota import QuotaPack
 from raffle.service.contention import retried
 from raffle.service.drawing import (
     Drawn,
+    announcements,
     give_back_prize,
     no_chances,
     records,
@@ -23,6 +25,7 @@ from raffle.service.drawing import (
 )
 from raffle.service.group_commit import GroupCommit
 from raffle.service.idempotency import KeyReused
+from raffle.service.notices import logged, message
 from raffle.service.participation import admitted, reading
 from raffle.service.ports import Attempt, DrawBatch, DrawBatches, DrawResult
 
@@ -98,9 +101,34 @@ async def _batch(
             answers = await _draw(batch, attempts, drawn)
             await batch.commit()
     except Exception:
-        await asyncio.gather(*(give_back_prize(attempts[n], d) for n, d in drawn.items()))
+        owed = await asyncio.gather(*(give_back_prize(attempts[n], d) for n, d in drawn.items()))
+        if any(owed):
+            await _announce(batches, lane, attempts, drawn, owed)
         raise
     return answers
+
+
+async def _announce(
+    batches: DrawBatches,
+    lane: int,
+    attempts: Sequence[Attempt],
+    drawn: dict[int, Drawn],
+    owed: Sequence[Sequence[StockNotice]],
+) -> None:
+    """The crossings of draws that did not commit which stand even so, in a transaction of
+    their own (best effort: logged if it fails too)."""
+    messages = [
+        (attempts[n].cmd.user_id, message(notice, attempts[n].now))
+        for n, notices in zip(drawn, owed, strict=True)
+        for notice in notices
+    ]
+    try:
+        async with batches.begin(lane) as batch:
+            await batch.announce(messages)
+            await batch.commit()
+    except Exception:
+        for _, m in messages:
+            logged(m)
 
 
 async def _draw(
@@ -136,6 +164,13 @@ async def _draw(
     if counted:
         await batch.count(counted)
     await batch.record([records(attempts[n], d) for n, d in drawn.items()])
+    notices = [
+        (attempts[n].cmd.user_id, m)
+        for n, d in drawn.items()
+        for m in announcements(attempts[n], d)
+    ]
+    if notices:
+        await batch.announce(notices)
     return answers
 
 

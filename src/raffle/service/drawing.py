@@ -13,6 +13,7 @@ from raffle.domain.activity import Activity
 from raffle.domain.delivery import WON
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win
 from raffle.domain.engine import WIN, Outcome
+from raffle.domain.notices import StockNotice
 from raffle.domain.policies import PERSON_CAP_RULE, Admission
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.rules import DrawContext
@@ -20,6 +21,7 @@ from raffle.service import ids
 from raffle.service.caps import Held, admit, release, within_caps
 from raffle.service.contention import retried
 from raffle.service.idempotency import KeyReused
+from raffle.service.notices import crossings, logged, message, still_owed
 from raffle.service.participation import admitted, count_alone, counting, read_alone, reading
 from raffle.service.ports import Attempt, Counting, DrawResult, Shards, ShardUnitOfWork
 from raffle.service.quotas import welcome_first
@@ -34,7 +36,7 @@ class DrawsAlone:
         self._shards = shards
 
     async def run(self, attempt: Attempt) -> DrawResult:
-        return await retried(lambda: self._draw(attempt))
+        return await retried(lambda: self._draw_and_announce(attempt))
 
     async def close(self) -> None:
         return None
@@ -42,7 +44,26 @@ class DrawsAlone:
     def resize(self, size: int) -> None:
         return None  # one draw per transaction, whatever the size
 
-    async def _draw(self, attempt: Attempt) -> DrawResult:
+    async def _draw_and_announce(self, attempt: Attempt) -> DrawResult:
+        owed: list[StockNotice] = []
+        try:
+            return await self._draw(attempt, owed)
+        finally:
+            if owed:  # after the draw's transaction: SQLite has one writer
+                await self._announce(attempt, owed)
+
+    async def _announce(self, attempt: Attempt, owed: list[StockNotice]) -> None:
+        messages = [message(n, attempt.now) for n in owed]
+        try:
+            async with self._shards.for_user(attempt.cmd.user_id) as uow:
+                for m in messages:
+                    await uow.outbox.add(m)
+                await uow.commit()
+        except Exception:
+            for m in messages:
+                logged(m)
+
+    async def _draw(self, attempt: Attempt, owed: list[StockNotice]) -> DrawResult:
         cmd, activity = attempt.cmd, attempt.activity
         async with self._shards.for_user(cmd.user_id) as uow:
             account = await _consume(uow, cmd.user_id, activity, attempt.welcome, attempt.now)
@@ -62,11 +83,13 @@ class DrawsAlone:
                 await uow.orders.add(order)
                 await uow.wins.add(win)
                 await uow.outbox.add(message)
+                for notice in announcements(attempt, drawn):
+                    await uow.outbox.add(notice)
                 if (counted := drawn.counting(attempt)) is not None:
                     await count_alone(uow, attempt, counted)
                 await uow.commit()
             except BaseException:
-                await give_back_prize(attempt, drawn)
+                owed += await give_back_prize(attempt, drawn)
                 raise
         return drawn.result(attempt)
 
@@ -80,6 +103,7 @@ class Drawn:
     outcome: Outcome
     caps: Held = ()  # the activity's cap slots it took (service/caps.py)
     admission: Admission | None = None  # by its policies and per-person caps, if it has any
+    notices: tuple[StockNotice, ...] = ()  # the thresholds its take of stock crossed
 
     def counting(self, attempt: Attempt) -> Counting | None:
         """What the draw adds to its participation counters, and the points it costs."""
@@ -133,20 +157,23 @@ async def take_prize(
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
     held = await admit(attempt, draw_count, order_id)  # the activity's participants cap
+    left = None
     try:
         outcome = engine.choose(ctx, rng)
         while True:
             outcome = _within_person_caps(attempt, admission, outcome)  # before any slot
             outcome, held = await within_caps(attempt, outcome, order_id, held)  # its winners
-            if not engine.needs_stock(outcome) or await stock.take(
-                engine.strategy.id, outcome.award_id, order_id
-            ):
+            if not engine.needs_stock(outcome):
+                break
+            if taken := await stock.take(engine.strategy.id, outcome.award_id, order_id):
+                left = taken.left
                 break
             outcome = engine.on_exhausted(outcome, ctx, rng)
     except BaseException:
         await release(attempt, order_id, held)
         raise
-    return Drawn(order_id, draw_count, outcome, held, admission)
+    notices = tuple(crossings(attempt, outcome.award_id, order_id, left))
+    return Drawn(order_id, draw_count, outcome, held, admission, notices)
 
 
 def _within_person_caps(attempt: Attempt, admission: Admission | None, outcome: Outcome) -> Outcome:
@@ -160,17 +187,26 @@ def _within_person_caps(attempt: Attempt, admission: Admission | None, outcome: 
     return engine.fallback(attempt.rng, PERSON_CAP_RULE)
 
 
-async def give_back_prize(attempt: Attempt, drawn: Drawn) -> None:
-    """The stock taken for a draw that did not commit, given back.
+async def give_back_prize(attempt: Attempt, drawn: Drawn) -> list[StockNotice]:
+    """The stock taken for a draw that did not commit, given back; the crossings of its take
+    that stand even so (service/notices.py), for the caller to write once its transaction
+    is over.
 
     Best effort: a unit that cannot be given back shows as leaked in the reconciliation
     report; the draw's own failure is what the caller sees."""
     await release(attempt, drawn.order_id, drawn.caps)
+    left = None
     if attempt.engine.needs_stock(drawn.outcome):
         with contextlib.suppress(Exception):
-            await attempt.stock.give_back(
+            left = await attempt.stock.give_back(
                 attempt.activity.strategy_id, drawn.outcome.award_id, drawn.order_id
             )
+    return still_owed(attempt, list(drawn.notices), left)
+
+
+def announcements(attempt: Attempt, drawn: Drawn) -> list[OutboxMessage]:
+    """The outbox messages of the draw's stock notices, written with its win."""
+    return [message(n, attempt.now) for n in drawn.notices]
 
 
 def records(attempt: Attempt, drawn: Drawn) -> tuple[RaffleOrder, Win, OutboxMessage]:

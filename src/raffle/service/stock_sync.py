@@ -1,5 +1,6 @@
 """The stock-sync job: the database's record of prize stock taken (the stock claims) made
-consistent with what was won (the award rows), and a stock-zero event when a prize is gone.
+consistent with what was won (the award rows). (A prize running out is an operators' notice
+written by the draw whose take emptied it: service/notices.py.)
 
 A draw takes a unit, then commits its award record; if it dies in between and cannot give
 the unit back, the claim stays without a win: a unit leaked, never to be handed out. The job
@@ -9,7 +10,7 @@ finds such claims once they are older than any draw in flight could be, and give
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
@@ -31,9 +32,6 @@ class ClaimLedger(Protocol):
         ...
 
 
-StockZero = Callable[[int, int], Awaitable[None]]  # (strategy, award): the prize ran out
-
-
 async def sync_stock(
     *,
     config: Callable[[], UnitOfWork],
@@ -42,12 +40,9 @@ async def sync_stock(
     stock: PrizeStock,
     claims: ClaimLedger,
     before: datetime,
-    stock_zero: StockZero,
-    announced: set[tuple[int, int]],
 ) -> int:
     """For every running activity's strategy: give back the units claimed before `before`
-    by orders with no award record, and announce each prize whose stock is all won (once per
-    prize in `announced`). How many units were given back."""
+    by orders with no award record. How many units were given back."""
     async with config() as uow:
         running = [a for a in await uow.activities.all() if a.state is ActivityState.RUNNING]
     given_back = 0
@@ -57,10 +52,6 @@ async def sync_stock(
             if prize.leaked:
                 given_back += await _give_back(prize.strategy_id, prize.award_id, shards, stock,
                                                claims, before)  # fmt: skip
-            key = (prize.strategy_id, prize.award_id)
-            if prize.wins >= prize.stock and key not in announced:
-                announced.add(key)
-                await stock_zero(*key)
     return given_back
 
 

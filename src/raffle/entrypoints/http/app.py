@@ -31,6 +31,7 @@ from raffle.entrypoints.http.routes import (
     prizes,
     profiles,
     route_trees,
+    stock_warnings,
     switches,
     tags,
 )
@@ -79,7 +80,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
         delivery, profiles, content, deny, join_codes,
     )  # fmt: skip
-    for module in (*routers, pages, docs, health):
+    for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)
     app.include_router(route_trees.router)
     app.include_router(route_trees.player)

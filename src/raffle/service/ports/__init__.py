@@ -37,6 +37,7 @@ from raffle.service.ports.runtime import (
     RateLimiter,
     SessionStore,
     SignInCalendar,
+    Taken,
     dead_letters,
 )
 from raffle.service.ports.shards import (
@@ -103,6 +104,7 @@ __all__ = [
     "StrategyRepository",
     "SwitchNews",
     "SwitchStore",
+    "Taken",
     "TopUpRepository",
     "Transaction",
     "UnitOfWork",

@@ -151,6 +151,11 @@ class DrawBatch(Transaction, Protocol):
         draw replays it."""
         ...
 
+    async def announce(self, notices: Sequence[tuple[str, OutboxMessage]]) -> None:
+        """Add more outbox messages (stock notices), each to the shard table of its user id;
+        a batch's last statement."""
+        ...
+
 
 class DrawBatches(Protocol):
     """Draws in batches, one lane (a shard database) at a time."""

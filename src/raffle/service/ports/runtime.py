@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
 from raffle.domain.users import Session
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A unit taken, and the units left right after it: of concurrent takes, each number is
+    seen by exactly one (where stock warnings are detected)."""
+
+    left: int
 
 
 class PrizeStock(Protocol):
@@ -22,12 +31,13 @@ class PrizeStock(Protocol):
         from the database."""
         ...
 
-    async def take(self, strategy_id: int, award_id: int, order_id: str) -> bool:
-        """Take one unit atomically for `order_id`; False when none is left."""
+    async def take(self, strategy_id: int, award_id: int, order_id: str) -> Taken | None:
+        """Take one unit atomically for `order_id`; None when none is left."""
         ...
 
-    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> None:
-        """Return a unit taken for a draw whose transaction did not commit (best effort)."""
+    async def give_back(self, strategy_id: int, award_id: int, order_id: str) -> int | None:
+        """Return a unit taken for a draw whose transaction did not commit (best effort); the
+        units left after it, None when nothing came back."""
         ...
 
     async def left(self, strategy_id: int, award_id: int) -> int | None:

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from raffle.adapters.sql.lanes import DrawLanes, by_table
 from raffle.adapters.sql.mariadb.draw_batch_sql import (
     REPLAY_AT,
+    announce_sql,
     consume_sql,
     open_sql,
     record_sql,
@@ -62,6 +63,7 @@ class MariaDrawBatch(LaneTransaction):
         self._taken: dict[int, tuple[int, int]] = {}
         self._drawn: list[Drawn] = []
         self._counted: list[Statement] = []  # participation's counts, sent at the commit
+        self._notices: list[tuple[str, OutboxMessage]] = []  # sent at the commit too
 
     async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
         if len({claim[0] for claim in claims}) != len(claims):
@@ -161,8 +163,21 @@ class MariaDrawBatch(LaneTransaction):
     async def record(self, draws: Sequence[Drawn]) -> None:
         self._drawn.extend(draws)
 
+    async def announce(self, notices: Sequence[tuple[str, OutboxMessage]]) -> None:
+        self._notices.extend(notices)
+
     async def commit(self) -> None:
-        await self.finish([*self._takes(), *self._records(), *self._counted])
+        await self.finish([*self._takes(), *self._records(), *self._counted, *self._announced()])
+
+    def _announced(self) -> Iterable[Statement]:
+        tables: dict[int, list[OutboxMessage]] = {}
+        for user_id, message in self._notices:
+            tables.setdefault(self._table(user_id), []).append(message)
+        for index, messages in sorted(tables.items()):
+            yield (
+                announce_sql(index, len(messages)),
+                [v for m in messages for v in outbox_values(m, naive)],
+            )
 
     def _takes(self) -> Iterable[Statement]:
         for index, draws in by_table(self._claims, self._table, self._taken).items():

@@ -123,3 +123,13 @@ def wins_sql(index: int, count: int) -> str:
         f"SELECT {', '.join(WIN_READ_COLUMNS)} FROM {table.name} "  # noqa: S608
         f"WHERE order_id IN ({marks})"
     )
+
+
+@cache
+def announce_sql(index: int, count: int) -> str:
+    """`count` outbox messages on shard table `index`."""
+    outbox = shard_tables(index).outbox
+    return (
+        f"INSERT INTO {outbox.name} ({', '.join(OUTBOX_COLUMNS)}) "  # noqa: S608
+        f"VALUES {_rows(len(OUTBOX_COLUMNS), count)}"
+    )

@@ -16,6 +16,7 @@ from raffle.adapters.sql.postgres.draw_batch_sql import (
     CLAIM_COLUMNS,
     REPLAY_AT,
     WELCOME_COLUMNS,
+    announce_sql,
     consume_sql,
     give_back_sql,
     open_sql,
@@ -179,6 +180,15 @@ class PgDrawBatch(LaneTransaction):
             # A twin committed the key while this batch waited for its account's lock, after
             # the snapshot of consume's lookup: run again, the draw replays it.
             raise Contention("a draw with this Idempotency-Key was just recorded") from error
+
+    async def announce(self, notices: Sequence[tuple[str, OutboxMessage]]) -> None:
+        tables: dict[int, list[OutboxMessage]] = {}
+        for user_id, message in notices:
+            tables.setdefault(self._table(user_id), []).append(message)
+        args: list[list[Any]] = []
+        for _, messages in sorted(tables.items()):
+            args += _arrays(len(OUTBOX_COLUMNS), (outbox_values(m, naive) for m in messages))
+        await self.raw.execute(announce_sql(tuple(sorted(tables))), *args)
 
 
 class PgDrawBatches(DrawLanes[LaneConnections, PgDrawBatch]):

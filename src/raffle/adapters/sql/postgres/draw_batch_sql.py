@@ -235,3 +235,17 @@ def record_parts(tables: tuple[int, ...]) -> list[str]:
 def record_width(tables: tuple[int, ...]) -> int:
     """How many parameters record_parts takes."""
     return len(tables) * (len(ORDER_COLUMNS) + len(WIN_COLUMNS) + len(OUTBOX_COLUMNS))
+
+
+@cache
+def announce_sql(tables: tuple[int, ...]) -> str:
+    """Outbox messages added to each shard table in `tables` (one array per column each)."""
+    inserts, first = [], 1
+    for index in tables:
+        outbox = shard_tables(index).outbox
+        inserts.append(
+            f"INSERT INTO {outbox.name} ({', '.join(OUTBOX_COLUMNS)}) "  # noqa: S608
+            f"SELECT x.* FROM {unnest(outbox, OUTBOX_COLUMNS, first)}"
+        )
+        first += len(OUTBOX_COLUMNS)
+    return chained(inserts)

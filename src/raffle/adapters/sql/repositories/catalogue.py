@@ -104,6 +104,7 @@ def _prize_rows(strategy: Strategy) -> list[dict[str, Any]]:
             "award_id": prize.award_id,
             "rate_ppm": prize.weight,
             "stock": prize.stock,
+            "warning_surplus": prize.warning_surplus,
             "sort": prize.sort,
             "position": position,
         }
@@ -150,6 +151,7 @@ def _strategy(head: Row[Any], prizes: Sequence[Row[Any]], rules: Sequence[Row[An
                 stock=p.stock,
                 sort=p.sort,
                 rules=tuple(post_draw[p.award_id]),
+                warning_surplus=p.warning_surplus,
             )
             for p in prizes
         ),

@@ -59,6 +59,13 @@ strategy = Table(
     mysql_charset="utf8mb4",
 )
 
+
+def warning_columns() -> list[Column[Any]]:
+    """A prize's stock warning threshold (`StrategyPrize.warning_surplus`), added by
+    migration 0020: NULL, no warning."""
+    return [Column("warning_surplus", Integer, nullable=True)]
+
+
 # No foreign key to `award`: awards and strategies are published independently, and the
 # campaign checks that every award a strategy names exists before either is stored.
 strategy_prize = Table(
@@ -77,6 +84,7 @@ strategy_prize = Table(
     # The place in the strategy's tuple: `sort` may tie, and the draw engine's seeded
     # (reproducible) runs depend on the order, so `get` must give it back unchanged.
     Column("position", Integer, nullable=False),
+    *warning_columns(),
     mysql_charset="utf8mb4",
 )
 

@@ -116,6 +116,7 @@ export class Editor {
       choice("Award", `${at}.award`, p.award, (v) => (p.award = v), () => this.awardChoices()),
       field("Rate", `${at}.rate`, p.rate, (v) => (p.rate = v), { hint: "0.0001" }),
       field("Stock", `${at}.stock`, p.stock, (v) => (p.stock = v), { type: "number", read: integer, hint: "unlimited" }),
+      field("Warn at stock left", `${at}.warning_surplus`, p.warning_surplus, (v) => (v === undefined ? delete p.warning_surplus : (p.warning_surplus = v)), { type: "number", read: integer, hint: "no warning" }),
       field("Lock after draws", `${at}.rules.lock`, p.rules.lock, (v) => (v === undefined ? delete p.rules.lock : (p.rules.lock = v)), { type: "number", read: optionalText }),
       removeButton(`Remove prize ${j + 1}`, () => { s.prizes.splice(j, 1); this.render(); }));
   }

@@ -50,15 +50,16 @@ export class LiveView {
       return;
     }
     try {
-      const [odds, deliveries, drift, series, failed] = await Promise.all([
+      const [odds, deliveries, drift, series, failed, warnings] = await Promise.all([
         api(`/api/activities/${id}`),
         api(`/api/admin/deliveries/activities/${id}`),
         api(`/api/admin/activities/${id}/reconciliation`),
         api(`/api/admin/activities/${id}/draws-over-time?minutes=${MINUTES}`),
         api(`/api/admin/deliveries/failed?activity_id=${id}&limit=200`),
+        api(`/api/admin/activities/${id}/stock-warnings`),
       ]);
       if (this.picker.value !== id) return; // another activity was picked meanwhile
-      this.render(odds, deliveries, drift, series, failed);
+      this.render(odds, deliveries, drift, series, failed, warnings);
       this.stamp.textContent = `updated ${localClock(Date.now())}`;
     } catch (error) {
       this.stop();
@@ -66,7 +67,7 @@ export class LiveView {
     }
   }
 
-  render(odds, deliveries, drift, series, failed) {
+  render(odds, deliveries, drift, series, failed, warnings) {
     const draws = deliveries.reduce((sum, p) => sum + p.records, 0);
     const backlog = deliveries.reduce((sum, p) => sum + p.created, 0);
     const failures = deliveries.reduce((sum, p) => sum + p.failed, 0);
@@ -75,10 +76,11 @@ export class LiveView {
       h("div", { class: "stats" },
         stat("Draws", draws, "stat-draws"), stat("Last hour", lastHour, "stat-hour"),
         stat("Awaiting delivery", backlog, "stat-backlog"), stat("Failed deliveries", failures, "stat-failed", failures ? "bad" : "")),
+      lowStock(warnings),
       h("h3", {}, `Draws per minute (${localZone()} time)`),
       h("div", { class: "chart-box", dataset: { testid: "draws-chart" } }, drawsChart(series, { width: Math.max(280, this.node.clientWidth) })),
       h("h3", {}, "Prizes: wins against stock"),
-      prizeTable(odds, deliveries),
+      prizeTable(odds, deliveries, warnings),
       h("h3", {}, "Reconciliation"),
       reconciliation(drift),
       h("h3", {}, "Failed deliveries"),
@@ -91,14 +93,28 @@ function stat(label, value, testid, kind = "") {
   return h("div", { class: `stat ${kind}`, dataset: { testid } }, h("strong", {}, String(value)), h("span", {}, label));
 }
 
-function prizeTable(odds, deliveries) {
+// The activity's badge: how many of its prizes are at or below their warning threshold.
+function lowStock(warnings) {
+  const low = warnings.filter((w) => w.warned);
+  if (!low.length) return "";
+  const names = low.map((w) => `${w.title} (${w.left} left, warned at ${w.warning_surplus})`).join(", ");
+  return h("p", { dataset: { testid: "activity-stock-warning" } },
+    h("span", { class: "badge warn" }, "Low stock"), ` ${low.length} prize${low.length > 1 ? "s" : ""} at or below the warning: ${names}`);
+}
+
+function prizeTable(odds, deliveries, warnings) {
   const won = new Map(deliveries.map((p) => [p.award_id, p]));
+  const warned = new Map(warnings.map((w) => [w.award_id, w]));
   const rows = odds.prizes.map((p) => {
     const d = won.get(p.award_id);
     const wins = d?.records ?? 0;
     const share = p.stock ? Math.min(100, (100 * wins) / p.stock) : 0;
+    const w = warned.get(p.award_id);
+    const badge = w?.warned
+      ? h("span", { class: "badge warn", title: `warned at ${w.warning_surplus} left`, dataset: { testid: "stock-warning" } }, `low stock: ${w.left} left`)
+      : "";
     return h("tr", { dataset: { award: p.award_id } },
-      h("td", {}, `${p.award_id} ${p.title}`), h("td", {}, p.rate),
+      h("td", {}, `${p.award_id} ${p.title} `, badge), h("td", {}, p.rate),
       h("td", { class: "num", dataset: { col: "wins" } }, String(wins)),
       h("td", { class: "num", dataset: { col: "stock" } }, String(p.stock ?? "∞")),
       // The counter may not be loaded before the first draw: stock less wins is the same.

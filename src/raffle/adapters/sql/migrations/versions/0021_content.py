@@ -15,7 +15,7 @@ from raffle.adapters.sql.tables import revisions as new_tables
 from raffle.adapters.sql.tables.content import content
 
 revision: str = "0021"
-down_revision: str | Sequence[str] | None = "0017"
+down_revision: str | Sequence[str] | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
