@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from raffle.adapters.campaign_claims import ClaimIn, claim_terms
 from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
@@ -93,6 +94,7 @@ class PrizeIn(_Model):
     rate: Decimal
     stock: Count | None = None
     rules: dict[str, str] = {}
+    claim: ClaimIn | None = None  # validity and claim conditions once won
 
     _text_rules = field_validator("rules", mode="before")(_rules)
 
@@ -347,7 +349,8 @@ def _strategy(s: StrategyIn) -> Strategy:
     prizes, problems = [], []
     for i, p in enumerate(s.prizes):
         try:
-            prizes.append(StrategyPrize(p.award, p.rate, p.stock, i, tuple(p.rules.items())))
+            terms = claim_terms(p.claim)
+            prizes.append(StrategyPrize(p.award, p.rate, p.stock, i, tuple(p.rules.items()), terms))
         except InvalidConfig as error:
             problems.append(error.at("prizes", i))
     fallback = Fallback(s.fallback) if isinstance(s.fallback, int) else None

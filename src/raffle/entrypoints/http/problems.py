@@ -27,6 +27,7 @@ from raffle.domain.fulfilment import (
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
+from raffle.domain.prize_claims import ClaimConditionUnmet, PrizeExpired, PrizeNotYetValid
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
@@ -106,6 +107,9 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownTag: 404,
     TagCycle: 409,
     TagInUse: 409,
+    PrizeExpired: 409,
+    PrizeNotYetValid: 409,
+    ClaimConditionUnmet: 403,
 }
 
 
@@ -145,6 +149,11 @@ class Problem(BaseModel):
     refusals: list[PolicyRefusal] | None = Field(
         None, description="A draw no policy admits: each policy's reason (code not_admitted)."
     )
+    missing: list[str] | None = Field(
+        None,
+        description="A claim refused with claim_condition_unmet: the profile fields to add "
+        "(`phone`, `region`, `attrs.<name>`...).",
+    )
 
 
 def problem_of(error: RaffleError) -> Problem:
@@ -178,6 +187,8 @@ def problem_of(error: RaffleError) -> Problem:
         extra["errors"] = [
             {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems
         ]
+    if isinstance(error, ClaimConditionUnmet):
+        extra["missing"] = error.missing
     if isinstance(error, NotAdmitted):
         extra["refusals"] = [{"policy_id": p, "reason": r} for p, r in error.reasons.items()]
     return _problem(status, error.code, error.message, **extra)
