@@ -44,9 +44,10 @@ HOME = Address("张三", "138 0013 8000", "上海市 浦东新区", "世纪大�
 SEVEN_DAYS = Validity(ValidityKind.DAYS, days=7)
 
 
-def shanghai(*args: int) -> datetime:
+def shanghai(year: int, month: int, day: int, *time: int) -> datetime:
     """A wall-clock time in Shanghai, as the UTC instant it is."""
-    return datetime(*args, tzinfo=UTC) - timedelta(hours=8)  # type: ignore[misc]
+    hour, minute, second = (*time, 0, 0, 0)[:3]
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC) - timedelta(hours=8)
 
 
 WON_AT = shanghai(2026, 11, 10, 23, 59, 30)  # day 1 is the 10th there, half a minute to go
@@ -152,12 +153,15 @@ async def test_seven_days_from_the_win_expire_as_day_8_begins_in_shanghai_on_eve
     wins = await won(raffle)
     coupons = [(u, o) for u, (o, award) in wins.items() if award == COUPON]
     lamps = [(u, o) for u, (o, award) in wins.items() if award == LAMP]
-    assert len(coupons) + len(lamps) == len(USERS) and coupons and lamps
+    assert len(coupons) + len(lamps) == len(USERS)
+    assert coupons
+    assert lamps
     stock = {a: await raffle.stock.left(STRATEGY, a) for a in (COUPON, LAMP)}
     keeper, kept = coupons[0]
     at(raffle, WON_AT + timedelta(minutes=1))  # day 2 in Shanghai, still day 1 in UTC
     code = await claim(raffle, keeper, kept)
-    assert code is not None and code.startswith("P30-")
+    assert code is not None
+    assert code.startswith("P30-")
 
     at(raffle, DAY_8 - timedelta(microseconds=1))  # the last instant of day 7
     assert await expire(raffle) == 0
@@ -167,7 +171,8 @@ async def test_seven_days_from_the_win_expire_as_day_8_begins_in_shanghai_on_eve
         config=raffle.uow, profiles=FakeProfiles(), clock=raffle.clock,
     )  # fmt: skip
     (prize,) = page.prizes
-    assert prize.claim is not None and prize.claim.state is ClaimState.OPEN
+    assert prize.claim is not None
+    assert prize.claim.state is ClaimState.OPEN
     assert prize.claim.window.closes == DAY_8
     assert prize.coupon_code is None  # not shown before it is claimed
 
@@ -175,7 +180,8 @@ async def test_seven_days_from_the_win_expire_as_day_8_begins_in_shanghai_on_eve
     assert await expire(raffle) == len(USERS) - 1  # all but the one claimed
     assert await expire(raffle) == 0
     per_shard = await expired_per_shard(raffle, [o for o, _ in wins.values()])
-    assert all(n > 0 for n in per_shard) and sum(per_shard) == len(USERS) - 1
+    assert all(n > 0 for n in per_shard)
+    assert sum(per_shard) == len(USERS) - 1
 
     with pytest.raises(PrizeExpired):
         await claim(raffle, user, order)

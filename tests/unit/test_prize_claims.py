@@ -30,9 +30,10 @@ SEVEN_DAYS = Validity(ValidityKind.DAYS, days=7)
 TICK = timedelta(microseconds=1)
 
 
-def shanghai(*args: int) -> datetime:
+def shanghai(year: int, month: int, day: int, *time: int) -> datetime:
     """A Shanghai wall-clock time as the UTC instant it is."""
-    return datetime(*args, tzinfo=UTC) - timedelta(hours=8)  # type: ignore[misc]
+    hour, minute, second = (*time, 0, 0, 0)[:3]
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC) - timedelta(hours=8)
 
 
 def test_seven_days_from_a_win_just_before_midnight_end_as_day_8_begins_in_the_zone() -> None:
