@@ -53,7 +53,8 @@ def test_a_claim_that_cannot_hold_is_refused_at_its_line(claim: str, where: str)
     with pytest.raises(InvalidCampaignFile) as refused:
         parse_campaign(text, "test")
     (problem,) = refused.value.problems
-    assert problem.line == 11 and problem.where.endswith(where), problem
+    assert problem.line == 11, problem
+    assert problem.where.endswith(where), problem
 
 
 def test_terms_on_a_prize_nobody_claims_are_a_problem_of_the_campaign() -> None:
