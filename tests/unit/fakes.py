@@ -693,13 +693,20 @@ class FakePrizeClaims:
         return True
 
     async def expire(
-        self, activity_id: int, strategy_id: int, award_id: int, won_before: datetime, at: datetime
+        self,
+        activity_id: int,
+        strategy_id: int,
+        award_id: int,
+        won_after: datetime | None,
+        won_before: datetime,
+        at: datetime,
     ) -> int:
         found = [
             w
             for w in self.s.wins.values()
             if (w.activity_id, w.strategy_id, w.award_id) == (activity_id, strategy_id, award_id)
             and w.created_at < won_before
+            and (won_after is None or w.created_at >= won_after)
             and w.order_id not in self.s.prize_claims
         ]
         for w in found:

@@ -3,10 +3,12 @@ conditions a profile meets."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from raffle.domain.draws import Win
 from raffle.domain.errors import InvalidConfig
 from raffle.domain.prize_claims import (
     ClaimConditionUnmet,
@@ -23,6 +25,8 @@ from raffle.domain.prize_claims import (
     terms_of_json,
 )
 from raffle.domain.profiles import Profile
+from raffle.service.prize_claims import Swept, expire_prizes
+from tests.unit.usecase_world import ACTIVITY, PRIZE, STRATEGY, world
 
 SHANGHAI = "Asia/Shanghai"  # UTC+8, no daylight saving
 END = datetime(2027, 1, 1, tzinfo=UTC)
@@ -148,3 +152,36 @@ def test_json_of_an_unknown_kind_is_refused_at_its_field() -> None:
     with pytest.raises(InvalidConfig) as refused:
         terms_of_json({"validity": {"kind": "forever"}})
     assert refused.value.path == ("validity", "kind")
+
+
+# --- the expiry job on fakes ------------------------------------------------------------
+
+
+async def test_the_job_reads_each_win_once_yet_catches_a_draw_committed_after_a_run() -> None:
+    w = world()
+    strategy = w.config.strategies[STRATEGY]
+    (prize,) = strategy.prizes
+    claim = ClaimTerms(Validity(ValidityKind.ACTIVITY))
+    w.config.strategies[STRATEGY] = replace(strategy, prizes=(replace(prize, claim=claim),))
+    end = w.config.activities[ACTIVITY].end_at
+    swept: Swept = {}
+
+    async def wins(*names: str, at: datetime) -> None:
+        async with w.shards.for_user("any") as uow:
+            for name in names:
+                await uow.wins.add(Win(name, name, ACTIVITY, STRATEGY, PRIZE, None, "default", at))
+            await uow.commit()
+
+    async def run(now: datetime) -> int:
+        w.clock.current = now
+        return await expire_prizes(
+            config=w.uow, catalogue=w.catalogue, shards=w.shards, clock=w.clock, swept=swept
+        )
+
+    await wins("o1", "o2", at=end - timedelta(days=3))
+    assert await run(end - TICK) == 0
+    assert await run(end) == 2
+    await wins("o3", at=end - timedelta(seconds=1))  # a draw in flight at the end commits late
+    assert await run(end + timedelta(minutes=1)) == 1
+    assert await run(end + timedelta(minutes=2)) == 0
+    assert set(w.shards.store.prize_claims) == {"o1", "o2", "o3"}

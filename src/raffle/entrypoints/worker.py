@@ -23,7 +23,7 @@ from raffle.entrypoints.batching import Batcher
 from raffle.service.activities import advance
 from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
 from raffle.service.ports import dead_letters
-from raffle.service.prize_claims import expire_prizes
+from raffle.service.prize_claims import Swept, expire_prizes
 from raffle.service.relay import compensate, relay
 from raffle.service.stock_sync import sync_caps, sync_stock
 
@@ -123,6 +123,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
     age = timedelta(seconds=raffle.settings.republish_after_seconds)
     compensate_every = max(1, int(age.total_seconds() / TICK_SECONDS / 4))
     announced: set[tuple[int, int]] = set()
+    swept: Swept = {}  # the prize-expiry job's progress
 
     async def advancing() -> list[tuple[int, str]]:
         moved = await advance(raffle.uow, raffle.clock.now())
@@ -154,7 +155,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
         if tick % SWEEP_EVERY == 0:
             await _job(raffle, "sweep", sweeping)
         if tick % EXPIRY_EVERY == 0:
-            await _job(raffle, "prize_expiry", lambda: _expire_prizes(raffle))
+            await _job(raffle, "prize_expiry", lambda: _expire_prizes(raffle, swept))
         await asyncio.sleep(TICK_SECONDS)
 
 
@@ -172,10 +173,11 @@ async def _job(raffle: Raffle, job: str, run: Callable[[], Awaitable[object]]) -
     (log.info if done else log.debug)("job", job=job, done=done, duration_ms=_ms_since(started))
 
 
-async def _expire_prizes(raffle: Raffle) -> int:
+async def _expire_prizes(raffle: Raffle, swept: Swept) -> int:
     return await expire_prizes(
-        config=raffle.uow, catalogue=raffle.catalogue, shards=raffle.shards, clock=raffle.clock
-    )
+        config=raffle.uow, catalogue=raffle.catalogue, shards=raffle.shards, clock=raffle.clock,
+        swept=swept,
+    )  # fmt: skip
 
 
 def _ms_since(started: float) -> float:

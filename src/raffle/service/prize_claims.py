@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from raffle.domain.activity import FROZEN
 from raffle.domain.awards import Award, AwardKind
@@ -27,6 +27,7 @@ from raffle.service.ports import Clock, Shards, ShardUnitOfWork, UnitOfWork
 from raffle.service.ports.audiences import Profiles
 
 ALWAYS = Window(None, None)
+IN_FLIGHT = timedelta(minutes=5)  # longer than any draw takes from its clock reading to commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,13 +134,24 @@ async def claim_code(
         return (await cfg.code_pools.for_orders([order_id])).get(order_id)
 
 
+Swept = dict[tuple[int, int, int], datetime]  # (activity, strategy, award) -> cutoff done
+
+
 async def expire_prizes(
-    *, config: Callable[[], UnitOfWork], catalogue: Catalogue, shards: Shards, clock: Clock
+    *,
+    config: Callable[[], UnitOfWork],
+    catalogue: Catalogue,
+    shards: Shards,
+    clock: Clock,
+    swept: Swept | None = None,
 ) -> int:
     """Mark expired, on every shard, the won prizes of running and closed activities whose
     validity has ended and that were not claimed: how many were marked. Their stock is not
-    given back (docs/prize-claims.md)."""
+    given back (docs/prize-claims.md). `swept` remembers, between runs of one process, the
+    cutoff each prize was marked up to on every shard, so that a run reads only the wins
+    won since (a closed activity's prizes then cost nothing); a new process starts over."""
     now = clock.now()
+    swept = {} if swept is None else swept
     async with config() as uow:
         activities = [a for a in await uow.activities.all() if a.state in FROZEN]
         awards = await uow.awards.all()
@@ -152,16 +164,19 @@ async def expire_prizes(
             if validity is None or award is None or award.kind not in CLAIMED_KINDS:
                 continue
             before = validity.won_before(now, activity.end_at, activity.time_zone)
-            if before is None:
+            key = (activity.id, strategy.id, prize.award_id)
+            if before is None or ((after := swept.get(key)) is not None and after >= before):
                 continue
             for shard in range(len(shards.every())):
                 while True:
                     async with shards.every()[shard] as unit:
                         done = await unit.prize_claims.expire(
-                            activity.id, strategy.id, prize.award_id, before, now
+                            activity.id, strategy.id, prize.award_id, after, before, now
                         )
                         await unit.commit()
                     marked += done
                     if not done:
                         break
+            # Draws still committing may hold wins from just before `now`: read them again.
+            swept[key] = min(before, now - IN_FLIGHT)
     return marked

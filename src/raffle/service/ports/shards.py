@@ -274,10 +274,17 @@ class PrizeClaimRepository(Protocol):
         ...
 
     async def expire(
-        self, activity_id: int, strategy_id: int, award_id: int, won_before: datetime, at: datetime
+        self,
+        activity_id: int,
+        strategy_id: int,
+        award_id: int,
+        won_after: datetime | None,
+        won_before: datetime,
+        at: datetime,
     ) -> int:
-        """Mark expired the prize's wins in the activity made before `won_before` that have
-        no claim, a chunk at a time: how many were marked (0: none is left)."""
+        """Mark expired the prize's wins in the activity made before `won_before` (and from
+        `won_after` on, if given) that have no claim, a chunk at a time: how many were
+        marked (0: none is left)."""
         ...
 
 

@@ -36,7 +36,13 @@ class SqlPrizeClaimRepository:
         return (await self._connection.execute(statement)).rowcount == 1
 
     async def expire(
-        self, activity_id: int, strategy_id: int, award_id: int, won_before: datetime, at: datetime
+        self,
+        activity_id: int,
+        strategy_id: int,
+        award_id: int,
+        won_after: datetime | None,
+        won_before: datetime,
+        at: datetime,
     ) -> int:
         w, t = self._wins, self._table
         query = (
@@ -51,6 +57,8 @@ class SqlPrizeClaimRepository:
             .order_by(w.c.order_id)
             .limit(CHUNK)
         )
+        if won_after is not None:
+            query = query.where(w.c.created_at >= won_after)
         found = (await self._connection.execute(query)).all()
         if not found:
             return 0
