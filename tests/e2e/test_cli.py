@@ -71,7 +71,26 @@ def test_simulate_prints_a_table_by_default(cli: CliRunner) -> None:
     result = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "20000", "--user", "user001"])
     assert result.exit_code == 0, result.output
     assert "chi-square p-value" in result.stdout
-    assert "1 积分" in result.stdout  # the blacklist prize is all user001 gets
+    assert "1 积分" in result.stdout  # the listed-users prize is all user001 gets
+
+
+def test_simulate_per_user_compares_each_draw_number_with_its_odds(cli: CliRunner) -> None:
+    guaranteed = str(EXAMPLES / "guaranteed.yaml")
+    args = ["simulate", guaranteed, "--strategy", "1", "--draws", "20000", "--json"]
+    result = cli.invoke(main, [*args, "--per-user", "10", "--seed", "7"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert (body["users"], body["draws_each"], body["draws"]) == (2000, 10, 20_000)
+    assert body["p_value"] > 1e-6
+    first, tenth = body["by_draw"][0], body["by_draw"][9]
+    assert {p["id"] for p in first["prizes"] if p["count"]} <= {2, 3, 4}  # a first draw wins
+    assert {p["id"] for p in tenth["prizes"]} == {3, 4}
+    assert sum(p["count"] for p in tenth["prizes"]) == 2000
+    table = cli.invoke(main, ["simulate", guaranteed, "--draws", "100", "--per-user", "10"])
+    assert "draw 10 of 10 users" in table.stdout
+    few = cli.invoke(main, ["simulate", guaranteed, "--draws", "5", "--per-user", "10"])
+    assert few.exit_code != 0
+    assert "--draws 5 is fewer than one user's --per-user 10" in few.stderr
 
 
 def test_an_unknown_strategy_is_a_clear_error(cli: CliRunner) -> None:

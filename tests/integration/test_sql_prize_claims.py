@@ -7,8 +7,9 @@ from datetime import date
 from decimal import Decimal
 
 import sqlalchemy as sa
+from alembic.script import ScriptDirectory
 
-from raffle.adapters.sql.migrate import downgrade, upgrade
+from raffle.adapters.sql.migrate import alembic_config, downgrade, upgrade
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.prize_claims import NO_TERMS, ClaimTerms, Validity, ValidityKind
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
@@ -26,6 +27,8 @@ STRATEGY = Strategy(
     ),
     Fallback(1),
 )
+# The revision 0019 follows, whichever it is once the branches' migrations are chained.
+BEFORE = ScriptDirectory.from_config(alembic_config("sqlite://")).get_revision("0019").down_revision
 # A strategy with one prize, as rows before 0019.
 BEFORE_0019 = [
     "INSERT INTO strategy (strategy_id, description, exhaustion) VALUES (10, '', 'fallback')",
@@ -39,7 +42,7 @@ BEFORE_0019 = [
 async def test_terms_are_stored_none_before_0019_and_the_migration_undoes_itself(
     database_url: str,
 ) -> None:
-    await upgrade(database_url, "0015")
+    await upgrade(database_url, BEFORE)
     engine = create_engine(database_url)
     try:
         async with engine.begin() as connection:  # a prize as code before 0019 wrote it
@@ -56,5 +59,5 @@ async def test_terms_are_stored_none_before_0019_and_the_migration_undoes_itself
     assert old is not None
     assert old.prizes[0].claim == NO_TERMS
     assert new == STRATEGY
-    await downgrade(database_url, "0015")  # and back down: 0019 undoes itself
+    await downgrade(database_url, BEFORE)  # and back down: 0019 undoes itself
     await upgrade(database_url)

@@ -16,6 +16,7 @@ from typing import Any, Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
+from raffle.domain.content import Content, ContentState
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
@@ -90,6 +91,40 @@ class ConfigStore:
     participation: dict[int, Participation] = field(default_factory=dict)
     # name -> every version saved, in order (None: a deletion)
     route_trees: dict[str, list[TreeVersion | None]] = field(default_factory=dict)
+    content: dict[str, Content] = field(default_factory=dict)
+
+
+class FakeContent:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def add(self, content: Content) -> bool:
+        if content.id in self.s.content:
+            return False
+        self.s.content[content.id] = content
+        return True
+
+    async def get(self, content_id: str) -> Content | None:
+        return self.s.content.get(content_id)
+
+    async def replace(self, content: Content, was: ContentState) -> bool:
+        stored = self.s.content.get(content.id)
+        if stored is None or stored.state is not was:
+            return False
+        self.s.content[content.id] = replace(content, created_at=stored.created_at)
+        return True
+
+    async def listing(
+        self, states: Collection[ContentState] | None, after: str | None, limit: int
+    ) -> list[Content]:
+        found = [
+            c for i, c in sorted(self.s.content.items())
+            if (states is None or c.state in states) and (after is None or i > after)
+        ]  # fmt: skip
+        return found[:limit]
+
+    async def many(self, content_ids: Collection[str]) -> dict[str, Content]:
+        return {i: self.s.content[i] for i in content_ids if i in self.s.content}
 
 
 class FakeRouteTrees:
@@ -348,6 +383,7 @@ class FakeUnitOfWork(_Transaction):
         self.campaign_loads = FakeCampaignLoads(self.store)
         self.participation = FakeParticipation(self.store)
         self.route_trees = FakeRouteTrees(self.store)
+        self.content = FakeContent(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------
@@ -621,6 +657,9 @@ class FakeGrants:
     async def of_user(self, user_id: str) -> list[AccessGrant]:
         mine = [g for g in self.s.grants.values() if g.user_id == user_id]
         return sorted(mine, key=lambda g: (g.granted_at, g.content_id))
+
+    async def get(self, user_id: str, content_id: str) -> AccessGrant | None:
+        return self.s.grants.get((user_id, content_id))
 
 
 class FakeShipments:

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from raffle.adapters.campaign_claims import ClaimIn, claim_terms
+from raffle.adapters.campaign_content import ContentFileIn, declared
 from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
@@ -170,6 +171,7 @@ class CampaignIn(_Model):
     # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
     code_pools: dict[Text64, Any] = {}
     trees: list[Any] = []  # decision trees: their JSON document (route_tree_documents.py)
+    content: list[Any] = []  # paid content
 
 
 ITEMS: dict[str, type[BaseModel]] = {
@@ -180,6 +182,7 @@ ITEMS: dict[str, type[BaseModel]] = {
     "skus": SkuIn,
     "rebates": RebateIn,
     "tags": TagFileIn,
+    "content": ContentFileIn,
 }
 CODES = TypeAdapter(list[str])
 
@@ -279,6 +282,7 @@ def _to_domain(
         participations=_participations(items, report),
         trees=each("trees", _tree),
         tags=each("tags", tag_definition),
+        content=each("content", declared),
     )
     return campaign, kept
 

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from raffle.adapters.campaign_claims import written as written_claim
+from raffle.adapters.campaign_content import written as written_content
 from raffle.adapters.campaign_policies import written as written_participation
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
@@ -42,6 +43,7 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
         "code_pools": {p.name: list(p.codes) for p in campaign.code_pools},
         "trees": [_tree(t) for t in campaign.trees],
         "tags": [_tag(t) for t in campaign.tags],
+        "content": [written_content(c) for c in campaign.content],
     }
     return {section: items for section, items in document.items() if items}
 

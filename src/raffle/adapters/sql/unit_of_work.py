@@ -14,6 +14,7 @@ from raffle.adapters.sql.repositories.config import (
     SqlSkuRepository,
     SqlUserRepository,
 )
+from raffle.adapters.sql.repositories.content import SqlContentRepository
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
@@ -34,6 +35,7 @@ from raffle.service.ports import (
     UserRepository,
 )
 from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.participation import ParticipationRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
@@ -54,6 +56,7 @@ class SqlUnitOfWork(TransactionScope):
     participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
+    content: ContentRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -68,6 +71,7 @@ class SqlUnitOfWork(TransactionScope):
         self.participation = SqlParticipationRepository(connection)
         self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
+        self.content = SqlContentRepository(connection)
 
 
 def create_engine(

@@ -14,8 +14,17 @@ from starlette.exceptions import HTTPException
 from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
+from raffle.domain.blocking import UnknownBlockRule
 from raffle.domain.caps import ActivityFull
+from raffle.domain.content import (
+    ContentExists,
+    IllegalContentState,
+    InvalidContent,
+    PaymentRequired,
+    UnknownContent,
+)
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
+from raffle.domain.deny import Denied, InvalidDenyEntry, UnknownDenyEntry
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
 from raffle.domain.fulfilment import (
@@ -47,6 +56,7 @@ from raffle.domain.users import (
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
+from raffle.service.ports.payments import GatewayRefused
 from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
 MEDIA_TYPE = "application/problem+json"
@@ -89,6 +99,7 @@ STATUS: dict[type[RaffleError], int] = {
     CodePoolEmpty: 409,
     RateLimited: 429,
     InvalidSwitch: 422,
+    GatewayRefused: 502,  # the payment gateway said no: not the caller's request
     Unavailable: 503,
     InvalidPoints: 422,
     InvalidBehaviour: 422,
@@ -107,6 +118,15 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownTag: 404,
     TagCycle: 409,
     TagInUse: 409,
+    InvalidContent: 422,
+    UnknownContent: 404,
+    ContentExists: 409,
+    IllegalContentState: 409,
+    PaymentRequired: 402,
+    Denied: 403,
+    InvalidDenyEntry: 422,
+    UnknownDenyEntry: 404,
+    UnknownBlockRule: 404,
     PrizeExpired: 409,
     PrizeNotYetValid: 409,
     ClaimConditionUnmet: 403,
@@ -142,13 +162,15 @@ class Problem(BaseModel):
     detail: str = Field(description="What went wrong this time, for a person to read.")
     code: str = Field(description="Stable and machine-readable: branch on it, not on `detail`.")
     current_state: str | None = Field(
-        None, description="A workflow step or shipment refused: the state it is in."
+        None, description="A workflow step, shipment or content state refused: its state."
     )
     retry_after: int | None = Field(None, description="Seconds to wait (as `Retry-After`).")
     errors: list[ProblemDetail] | None = Field(None, description="Each problem of the input.")
     refusals: list[PolicyRefusal] | None = Field(
         None, description="A draw no policy admits: each policy's reason (code not_admitted)."
     )
+    content_id: str | None = Field(None, description="payment_required: the content.")
+    price_cents: int | None = Field(None, description="payment_required: what it costs.")
     missing: list[str] | None = Field(
         None,
         description="A claim refused with claim_condition_unmet: the profile fields to add "
@@ -159,11 +181,9 @@ class Problem(BaseModel):
 def problem_of(error: RaffleError) -> Problem:
     status = next((s for kind, s in STATUS.items() if isinstance(error, kind)), 400)
     extra: dict[str, Any] = {}
-    if isinstance(error, IllegalTransition | IllegalShipment):
+    if isinstance(error, IllegalTransition | IllegalShipment | IllegalContentState):
         extra["current_state"] = error.current.value
-    if isinstance(error, RateLimited):
-        extra["retry_after"] = error.retry_after
-    if isinstance(error, Unavailable):
+    if isinstance(error, RateLimited | Unavailable):
         extra["retry_after"] = error.retry_after
     if isinstance(error, InvalidCampaignFile):
         extra["errors"] = [
@@ -172,7 +192,9 @@ def problem_of(error: RaffleError) -> Problem:
     if isinstance(error, MalformedCondition):
         where = {"line": error.line, "column": error.column}
         extra["errors"] = [{"at": "body.condition", "message": error.message, **where}]
-    if isinstance(error, InvalidAddress):
+    if isinstance(error, PaymentRequired):
+        extra.update(content_id=error.content_id, price_cents=error.price_cents)
+    if isinstance(error, InvalidAddress | InvalidContent):
         extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
     if isinstance(error, InvalidProfile) and error.field:
         extra["errors"] = [{"at": f"body.{error.field}", "message": error.message}]
@@ -252,6 +274,13 @@ def _problem(status: int, code: str, detail: str, **extra: Any) -> Problem:
 EXAMPLES: dict[int, dict[str, Any]] = {
     400: _example(400, "malformed_request", "There was an error parsing the body"),
     401: _example(401, "not_authenticated", "log in first: send 'Authorization: Bearer <token>'"),
+    402: _example(
+        402,
+        "payment_required",
+        "content 'course-1' is for those who bought it or won it",
+        content_id="course-1",
+        price_cents=990,
+    ),
     403: _example(403, "forbidden", "operators only"),
     404: _example(404, "unknown_activity", "activity 424242 does not exist"),
     409: _example(409, "no_chances", "no chances left today"),

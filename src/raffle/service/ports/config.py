@@ -15,6 +15,7 @@ from raffle.domain.strategy import Strategy
 from raffle.domain.users import User, UserStatus
 from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.base import Transaction
+from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
 
@@ -166,3 +167,4 @@ class UnitOfWork(Transaction, Protocol):
     participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
+    content: ContentRepository

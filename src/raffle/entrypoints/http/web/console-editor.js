@@ -24,6 +24,9 @@ export class Editor {
     const doc = await api("/api/admin/campaigns?format=json");
     for (const section of SECTIONS) doc[section] ??= [];
     doc.code_pools ??= {};
+    // Content is edited in its own tab: a campaign saved from an older reading would put
+    // back the text it had then.
+    delete doc.content;
     this.doc = doc;
     this.stored = new Map(doc.activities.map((a) => [a.id, a.state]));
     this.loaded = new WeakSet(["awards", "strategies", "packs", "activities", "skus"].flatMap((s) => doc[s]));
@@ -96,8 +99,9 @@ export class Editor {
         choice("When a prize runs out", `${at}.exhaustion`, s.exhaustion ?? "fallback", (v) => (s.exhaustion = v),
           () => [["fallback", "give the fallback"], ["redistribute", "redistribute its odds"]], { read: String })),
       h("div", { class: "row" },
-        field("Blacklist rule", `${at}.rules.blacklist`, s.rules.blacklist, (v) => rule("blacklist", v), { read: optionalText, hint: "100:user001,user002" }),
-        field("Weight rule", `${at}.rules.weight`, s.rules.weight, (v) => rule("weight", v), { read: optionalText, hint: "60:102,103 200:106" })),
+        field("Listed users (published as their number)", `${at}.rules.listed`, s.rules.listed, (v) => rule("listed", v), { read: optionalText, hint: "100:user001,user002" }),
+        field("Weight rule", `${at}.rules.weight`, s.rules.weight, (v) => rule("weight", v), { read: optionalText, hint: "60:102,103 200:106" }),
+        field("Guarantees (published)", `${at}.rules.guarantee`, s.rules.guarantee, (v) => rule("guarantee", v), { read: optionalText, hint: "1:win 10:102,103" })),
       h("fieldset", { class: "prizes", dataset: { at: `${at}.prizes` } },
         h("legend", {}, "Prizes (rates are exact decimals; blank stock: unlimited)"),
         ...s.prizes.map((p, j) => this.prize(s, p, `${at}.prizes.${j}`, j)),

@@ -1,6 +1,6 @@
 // The player page: log in or register, choose an activity (remembered in the URL hash,
 // #/activity/ID), draw on the prize board, sign in daily, spend points on chances, follow the
-// delivery of prizes won. Every call goes through api.js; a 401 anywhere returns to the login
+// delivery of prizes won, browse paid content and read what they hold. Every call goes through api.js; a 401 anywhere returns to the login
 // form with "session expired"; other problems are shown in the notice bar.
 //
 // Every word comes from the catalogue of the language chosen (i18n.js); the switch in the
@@ -13,6 +13,7 @@
 // button is off. The board, engage and prizes modules list theirs.
 import { Problem, api, fail, h, notify, session } from "/web/api.js";
 import { Board, boardItems, tiers } from "/web/board.js";
+import { ContentShelf } from "/web/content.js";
 import * as engage from "/web/engage.js";
 import { choose as chooseLanguage, language, list, offered, ownName, t } from "/web/i18n.js";
 import { MyPrizes } from "/web/my-prizes.js";
@@ -25,6 +26,7 @@ const board = new Board(onDraw);
 const state = { user: null, activities: [], activity: null, odds: null, mine: null, points: null };
 const slots = {}; // the panels' bodies, by name
 const myPrizes = new MyPrizes(onSaveAddress, handle, onClaim);
+const shelf = new ContentShelf(handle); // no buyer yet: payment orders will pass one
 let loads = 0;
 let drawing = false;
 let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
@@ -41,6 +43,7 @@ function showLogin(message = "") {
   state.user = null;
   loads++; // what is still in flight is not shown
   myPrizes.stop();
+  shelf.stop();
   who.replaceChildren();
   notify(message, "error");
   const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
@@ -106,7 +109,9 @@ async function showPlayer(user) {
       board.grid, board.result, h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
       h("div", { id: "tiers" })),
     panel("chances", t("page.chances")), panel("points", t("page.points")),
-    panel("odds", t("page.odds")), panel("prizes", t("page.prizes"), true));
+    panel("odds", t("page.odds")), panel("prizes", t("page.prizes"), true),
+    panel("content", t("page.content"), true));
+  shelf.start(slots.content).catch(handle);
   state.activities = await api("/api/activities");
   chooser.replaceChildren(...state.activities.map((a) =>
     h("option", { value: a.id }, t("page.activity_option", { name: a.name, state: t(`activity_state.${a.state}`) }))));

@@ -1,7 +1,7 @@
 """Claim terms of prizes (`tables.claim_terms_column`) and the claims of won prizes (shards).
 
 Revision ID: 0019
-Revises: 0015
+Revises: 0021
 Create Date: 2026-11-25
 """
 
@@ -17,7 +17,7 @@ from raffle.adapters.sql.tables.config import claim_terms_column
 from raffle.adapters.sql.tables.prize_claims import define
 
 revision: str = "0019"
-down_revision: str | Sequence[str] | None = "0015"
+down_revision: str | Sequence[str] | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
