@@ -210,7 +210,7 @@ async def test_a_shipment_is_opened_once_addressed_by_its_winner_only_and_shippe
     async def address(user: str) -> object:
         return await give_address(
             user, win.order_id, HOME, catalogue=raffle.catalogue, shards=raffle.shards,
-            clock=raffle.clock,
+            profiles=raffle.profiles, clock=raffle.clock,
         )  # fmt: skip
 
     for intruder in ("liergou", "user001", "用户42"):  # on other shards, and maybe this one
@@ -239,7 +239,7 @@ async def test_operators_page_through_ready_shipments_of_every_shard_by_order(
         await deliver(raffle, deliver_physical, win)
         await give_address(
             win.user_id, win.order_id, HOME, catalogue=raffle.catalogue, shards=raffle.shards,
-            clock=raffle.clock,
+            profiles=raffle.profiles, clock=raffle.clock,
         )  # fmt: skip
 
     pages, after = [], None
@@ -263,7 +263,7 @@ async def test_my_wins_carry_the_code_and_the_shipment(raffle: Raffle) -> None:
 
     page = await my_wins(
         "xiaofuge", None, None, 10, catalogue=raffle.catalogue, shards=raffle.shards,
-        config=raffle.uow,
+        config=raffle.uow, profiles=raffle.profiles, clock=raffle.clock,
     )  # fmt: skip
 
     assert [p.order.order_id for p in page.prizes] == [lamp.order_id, coupon.order_id]

@@ -25,6 +25,7 @@ from raffle.adapters.sql.tables.config import (
 )
 from raffle.adapters.sql.tables.delivery import define as define_delivery
 from raffle.adapters.sql.tables.participation import define as define_participation
+from raffle.adapters.sql.tables.prize_claims import define as define_prize_claims
 from raffle.adapters.sql.tables.shard import define
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.awards import Award, AwardKind
@@ -125,6 +126,7 @@ async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine
         prize_tables.define(0, expected)  # (importing it put code_pool in `metadata`)
         define_delivery(0, expected)
         define_participation(0, expected)
+        define_prize_claims(0, expected)
         return list(compare_metadata(MigrationContext.configure(connection), expected))
 
     async with engine.connect() as connection:

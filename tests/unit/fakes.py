@@ -22,6 +22,7 @@ from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.policies import Participation
+from raffle.domain.prize_claims import ClaimState
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.route_trees import RouteTree, TreeVersion
@@ -413,6 +414,7 @@ class ShardStore:
     shipments: dict[str, Shipment] = field(default_factory=dict)
     deliveries: dict[str, Grant] = field(default_factory=dict)
     counters: dict[tuple[str, int, str], int] = field(default_factory=dict)
+    prize_claims: dict[str, tuple[str, ClaimState]] = field(default_factory=dict)
 
 
 class FakeQuotas:
@@ -723,6 +725,41 @@ class FakeCounters:
             self.s.counters[key] = self.s.counters.get(key, 0) + 1
 
 
+class FakePrizeClaims:
+    def __init__(self, store: ShardStore) -> None:
+        self.s = store
+
+    async def states(self, order_ids: Collection[str]) -> dict[str, ClaimState]:
+        return {o: self.s.prize_claims[o][1] for o in order_ids if o in self.s.prize_claims}
+
+    async def record(self, order_id: str, user_id: str, state: ClaimState, at: datetime) -> bool:
+        if order_id in self.s.prize_claims:
+            return False
+        self.s.prize_claims[order_id] = (user_id, state)
+        return True
+
+    async def expire(
+        self,
+        activity_id: int,
+        strategy_id: int,
+        award_id: int,
+        won_after: datetime | None,
+        won_before: datetime,
+        at: datetime,
+    ) -> int:
+        found = [
+            w
+            for w in self.s.wins.values()
+            if (w.activity_id, w.strategy_id, w.award_id) == (activity_id, strategy_id, award_id)
+            and w.created_at < won_before
+            and (won_after is None or w.created_at >= won_after)
+            and w.order_id not in self.s.prize_claims
+        ]
+        for w in found:
+            self.s.prize_claims[w.order_id] = (w.user_id, ClaimState.EXPIRED)
+        return len(found)
+
+
 class FakeShardUnitOfWork(_Transaction):
     store: ShardStore
 
@@ -744,6 +781,7 @@ class FakeShardUnitOfWork(_Transaction):
         self.codes = FakeCodePools(self._config)
         self.deliveries = FakeDeliveries(self.store)
         self.counters = FakeCounters(self.store)
+        self.prize_claims = FakePrizeClaims(self.store)
 
 
 class FakeShards:

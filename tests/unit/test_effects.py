@@ -30,6 +30,7 @@ from raffle.service.fulfilment import (
 )
 from raffle.service.wins import my_wins
 from tests.unit.fakes import FakeShards
+from tests.unit.profile_fakes import FakeProfiles
 from tests.unit.usecase_world import ACTIVITY, STRATEGY, THANKS, World, world
 
 COUPON, CONTENT, LAMP = 3, 4, 5
@@ -68,8 +69,9 @@ async def recorded(w: World, *wins: Win) -> None:
 
 async def addressed(w: World, user: str, order_id: str) -> Shipment:
     return await give_address(
-        user, order_id, HOME, catalogue=w.catalogue, shards=w.shards, clock=w.clock
-    )
+        user, order_id, HOME, catalogue=w.catalogue, shards=w.shards, profiles=FakeProfiles(),
+        clock=w.clock,
+    )  # fmt: skip
 
 
 async def deliver(w: World, v: Win, *, commit: bool = True) -> None:
@@ -267,8 +269,9 @@ async def test_my_wins_show_each_delivery_newest_first_a_page_at_a_time() -> Non
 
     async def page(before: str | None) -> tuple[list[tuple[str, str | None, bool]], str | None]:
         found = await my_wins(
-            "alice", None, before, 3, catalogue=w.catalogue, shards=w.shards, config=w.uow
-        )
+            "alice", None, before, 3, catalogue=w.catalogue, shards=w.shards, config=w.uow,
+            profiles=FakeProfiles(), clock=w.clock,
+        )  # fmt: skip
         rows = [(p.order.order_id, p.coupon_code, p.shipment is not None) for p in found.prizes]
         return rows, found.next
 

@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from raffle.adapters.campaign_claims import ClaimIn, claim_terms
 from raffle.adapters.campaign_content import ContentFileIn, declared
 from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.tag_file import TagFileIn, tag_definition
@@ -95,6 +96,7 @@ class PrizeIn(_Model):
     stock: Count | None = None
     rules: dict[str, str] = {}
     warning_surplus: Count | None = None  # stock left at which operators are warned
+    claim: ClaimIn | None = None  # validity and claim conditions once won
 
     _text_rules = field_validator("rules", mode="before")(_rules)
 
@@ -354,6 +356,7 @@ def _strategy(s: StrategyIn) -> Strategy:
     prizes, problems = [], []
     for i, p in enumerate(s.prizes):
         try:
+            terms = claim_terms(p.claim)
             prizes.append(
                 StrategyPrize(
                     p.award,
@@ -362,6 +365,7 @@ def _strategy(s: StrategyIn) -> Strategy:
                     i,
                     tuple(p.rules.items()),
                     warning_surplus=p.warning_surplus,
+                    claim=terms,
                 )
             )
         except InvalidConfig as error:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from raffle.adapters.campaign_claims import written as written_claim
 from raffle.adapters.campaign_content import written as written_content
 from raffle.adapters.campaign_policies import written as written_participation
 from raffle.domain.activity import Activity
@@ -106,6 +107,8 @@ def _prize(p: StrategyPrize) -> _Flow:
         written["warning_surplus"] = p.warning_surplus
     if p.rules:
         written["rules"] = _Flow(p.rules)
+    if (claim := written_claim(p.claim)) is not None:
+        written["claim"] = _Flow(claim)
     return written
 
 

@@ -14,6 +14,7 @@ from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, Path
 from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
 from raffle.domain.policies import Participation
+from raffle.domain.prize_claims import terms_problems
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_checks import TreeProblem, leaf_problems, structure
@@ -53,6 +54,7 @@ class Campaign:
                 DrawEngine(strategy, catalogue)
             except InvalidConfig as error:
                 found.append(error.at("strategies", i))
+            found += [p.at("strategies", i) for p in terms_problems(strategy.prizes, catalogue)]
         found += self._references()
         found += _duplicates("participations", [p.activity_id for p in self.participations])
         activities = {a.id for a in self.activities}

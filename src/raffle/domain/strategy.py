@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from raffle.domain.awards import parse_points_range
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.prize_claims import NO_TERMS, ClaimTerms
 
 RATE_PLACES = 6
 RATE_SCALE = 1_000_000  # 10**RATE_PLACES: rates are exact multiples of one in a million
@@ -33,6 +34,7 @@ class StrategyPrize:
     # Stock left at which operators are warned (seed 004 warning_surplus). Not part of the
     # published odds, so not compared: it may change while the activity runs.
     warning_surplus: int | None = field(default=None, compare=False)
+    claim: ClaimTerms = NO_TERMS  # its validity and claim conditions once won
 
     def __post_init__(self) -> None:
         if not self.rate.is_finite() or self.rate < 0 or self.rate > 1:

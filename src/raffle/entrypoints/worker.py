@@ -23,6 +23,7 @@ from raffle.entrypoints.batching import Batcher
 from raffle.service.activities import advance
 from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
 from raffle.service.ports import dead_letters
+from raffle.service.prize_claims import Swept, expire_prizes
 from raffle.service.relay import compensate, relay
 from raffle.service.stock_sync import sync_caps, sync_stock
 
@@ -33,6 +34,7 @@ SWEEP_EVERY = 300  # ticks between sweeps of expired sessions and old idempotenc
 KEEP_KEYS = timedelta(days=1)  # how long a retry with the same Idempotency-Key replays
 IDLE_SECONDS = 0.2  # the relay's pause when it found nothing to publish
 STOCK_SYNC_EVERY = 60  # ticks between runs of the stock-sync job
+EXPIRY_EVERY = 60  # ticks between runs of the prize-expiry job
 LEAK_AGE = timedelta(minutes=5)  # a claim without a win this old is no draw in flight
 
 
@@ -120,6 +122,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
     found nothing to do, as most ticks do); one that fails does not hold back the others."""
     age = timedelta(seconds=raffle.settings.republish_after_seconds)
     compensate_every = max(1, int(age.total_seconds() / TICK_SECONDS / 4))
+    swept: Swept = {}  # the prize-expiry job's progress
 
     async def advancing() -> list[tuple[int, str]]:
         moved = await advance(raffle.uow, raffle.clock.now())
@@ -150,6 +153,8 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
             await _job(raffle, "stock_sync", lambda: _sync_stock(raffle))
         if tick % SWEEP_EVERY == 0:
             await _job(raffle, "sweep", sweeping)
+        if tick % EXPIRY_EVERY == 0:
+            await _job(raffle, "prize_expiry", lambda: _expire_prizes(raffle, swept))
         await asyncio.sleep(TICK_SECONDS)
 
 
@@ -165,6 +170,13 @@ async def _job(raffle: Raffle, job: str, run: Callable[[], Awaitable[object]]) -
         return
     raffle.metrics.job_ran(job, failed=False)
     (log.info if done else log.debug)("job", job=job, done=done, duration_ms=_ms_since(started))
+
+
+async def _expire_prizes(raffle: Raffle, swept: Swept) -> int:
+    return await expire_prizes(
+        config=raffle.uow, catalogue=raffle.catalogue, shards=raffle.shards, clock=raffle.clock,
+        swept=swept,
+    )  # fmt: skip
 
 
 def _ms_since(started: float) -> float:

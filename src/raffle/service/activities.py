@@ -15,6 +15,7 @@ from raffle.domain.disclosure import DisclosedRule, disclosed_rules
 from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import WIN, DrawEngine
 from raffle.domain.policies import PersonCaps
+from raffle.domain.prize_claims import NO_TERMS, ClaimTerms
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
 from raffle.service.catalogue import Catalogue
@@ -63,6 +64,7 @@ class PublishedPrize:
     # Where every draw wins: its chance, the real prizes' rates renormalised over those with
     # stock left (an exact fraction); None in any other activity.
     perfect_chance: Fraction | None = None
+    claim: ClaimTerms = NO_TERMS  # once won: its validity and claim conditions
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,7 @@ async def published_odds(
                 prize.stock,
                 left,
                 max(locks) if locks else None,
+                claim=prize.claim,
             )
         )
     if activity.caps.perfect:

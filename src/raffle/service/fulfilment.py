@@ -21,6 +21,8 @@ from raffle.domain.fulfilment import (
 )
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, UnitOfWork
+from raffle.service.ports.audiences import Profiles
+from raffle.service.prize_claims import admit, record_claim
 
 SHIPPED = ShipmentState.SHIPPED
 
@@ -32,10 +34,17 @@ async def give_address(
     *,
     catalogue: Catalogue,
     shards: Shards,
+    profiles: Profiles,
     clock: Clock,
 ) -> Shipment:
     """Address my physical prize, also before its delivery ran (the delivery keeps it),
-    and change it until it ships. Another user's order is not found, like a missing one."""
+    and change it until it ships. Another user's order is not found, like a missing one.
+    The first address claims the prize: refused once it expired, before its validity starts
+    or while my profile misses a claim condition (`prize_claims.admit`)."""
+    claiming = await admit(
+        user_id, order_id, AwardKind.PHYSICAL,
+        catalogue=catalogue, shards=shards, profiles=profiles, clock=clock,
+    )  # fmt: skip
     awards = await catalogue.awards()
     now = clock.now()
     async with shards.for_user(user_id) as uow:
@@ -49,6 +58,8 @@ async def give_address(
             await uow.shipments.open(Shipment.awaiting(order_id, user_id, award.id, now))
         else:
             shipment.check_addressable()
+        if claiming:
+            await record_claim(uow, user_id, order_id, now)
         # Guarded: an operator may have shipped it since the read.
         if not await uow.shipments.set_address(order_id, address, now):
             raise IllegalShipment("the prize has shipped: its address cannot change", SHIPPED)

@@ -13,6 +13,7 @@ from raffle.adapters.sql.repositories.orders import SqlOrderRepository
 from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
 from raffle.adapters.sql.repositories.participation import SqlCounterRepository
 from raffle.adapters.sql.repositories.points import SqlPointsRepository, SqlRebateOrderRepository
+from raffle.adapters.sql.repositories.prize_claims import SqlPrizeClaimRepository
 from raffle.adapters.sql.repositories.prizes import (
     CommittedCouponCodes,
     SqlAccessGrantRepository,
@@ -25,6 +26,7 @@ from raffle.adapters.sql.repositories.wins import SqlWinRepository
 from raffle.adapters.sql.tables.delivery import delivery_table
 from raffle.adapters.sql.tables.participation import participation_table
 from raffle.adapters.sql.tables.points import points_tables
+from raffle.adapters.sql.tables.prize_claims import prize_claim_table
 from raffle.adapters.sql.tables.prizes import prize_tables
 from raffle.adapters.sql.tables.shard import ShardTables, shard_tables
 from raffle.adapters.sql.transaction import TransactionScope
@@ -37,6 +39,7 @@ from raffle.service.ports import (
     OrderRepository,
     OutboxRepository,
     PointsRepository,
+    PrizeClaimRepository,
     QuotaRepository,
     RebateOrderRepository,
     ShardUnitOfWork,
@@ -77,6 +80,7 @@ class SqlShardUnitOfWork(TransactionScope):
     shipments: ShipmentRepository
     deliveries: DeliveryRepository
     counters: CounterRepository
+    prize_claims: PrizeClaimRepository
 
     def __init__(
         self, engine: AsyncEngine, tables: ShardTables, *, index: int = 0, config: AsyncEngine
@@ -100,6 +104,9 @@ class SqlShardUnitOfWork(TransactionScope):
         prizes = prize_tables(self.index)
         self.grants = SqlAccessGrantRepository(connection, prizes)
         self.shipments = SqlShipmentRepository(connection, prizes)
+        self.prize_claims = SqlPrizeClaimRepository(
+            connection, prize_claim_table(self.index), tables.award_record
+        )
         # A shard on the configuration database claims codes in its own transaction: one
         # commit for the claim and the award record (and on SQLite, which has one writer, a
         # second transaction would wait for this one forever).

@@ -54,6 +54,18 @@ ACTIVITY: Example = {
     "caps": CAPS,
     "join_code_required": False,
 }
+CLAIM_TERMS: Example = {
+    "validity": {"kind": "days", "first": None, "last": None, "days": 7, "later": 0},
+    "conditions": ["phone"],
+}
+CLAIM: Example = {
+    "state": "open",
+    "valid_from": None,
+    "valid_until": "2026-11-17T16:00:00Z",
+    "missing": ["phone"],
+    "terms": CLAIM_TERMS,
+}
+CLAIMED: Example = {"order_id": ORDER, "state": "claimed", "coupon_code": "P30-0007"}
 PRIZE: Example = {
     "award_id": 109,
     "title": "iPhone",
@@ -62,6 +74,7 @@ PRIZE: Example = {
     "stock_left": 9,
     "lock_after": 3,
     "perfect_chance": None,
+    "claim": CLAIM_TERMS,
 }
 TIER: Example = {"threshold": 60, "award_ids": [102, 103, 104, 105]}
 CHANCE: Example = {"award_id": 109, "chance": "1/3"}
@@ -127,7 +140,12 @@ SHIPMENT: Example = {
     "created_at": WHEN,
     "updated_at": WHEN,
 }
-DELIVERY: Example = {"coupon_code": None, "content_id": None, "shipment": SHIPMENT}
+DELIVERY: Example = {
+    "coupon_code": None,
+    "content_id": None,
+    "shipment": SHIPMENT,
+    "claim": CLAIM,
+}
 DRAW: Example = {
     "order_id": ORDER,
     "activity_id": 100301,

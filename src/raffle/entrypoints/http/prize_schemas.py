@@ -17,6 +17,7 @@ from raffle.domain.fulfilment import (
 )
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import UserId
+from raffle.entrypoints.http.claim_schemas import ClaimOut
 from raffle.entrypoints.http.examples import examples_of
 from raffle.service.wins import WonPrize
 
@@ -85,6 +86,11 @@ class DeliveryOut(BaseModel):
     shipment: ShipmentOut | None = Field(
         description="physical: null until delivery (or the player's address) opens it."
     )
+    claim: ClaimOut | None = Field(
+        None,
+        description="coupon and physical prizes with claim terms: the claim's state, window "
+        "and what the profile misses; the code is shown once claimed. Null: nothing to claim.",
+    )
 
     @classmethod
     def of(cls, p: WonPrize) -> DeliveryOut | None:
@@ -95,6 +101,7 @@ class DeliveryOut(BaseModel):
             coupon_code=p.coupon_code,
             content_id=p.award.config if kind is AwardKind.CONTENT else None,
             shipment=ShipmentOut.of(p.shipment) if p.shipment else None,
+            claim=ClaimOut.of(p.claim) if p.claim else None,
         )
 
 

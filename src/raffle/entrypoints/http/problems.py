@@ -43,6 +43,7 @@ from raffle.domain.join_codes import (
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
+from raffle.domain.prize_claims import ClaimConditionUnmet, PrizeExpired, PrizeNotYetValid
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
@@ -139,6 +140,9 @@ STATUS: dict[type[RaffleError], int] = {
     JoinCodeInvalid: 422,
     JoinCodeUsed: 409,
     InvalidJoinCodes: 422,
+    PrizeExpired: 409,
+    PrizeNotYetValid: 409,
+    ClaimConditionUnmet: 403,
 }
 
 
@@ -180,6 +184,11 @@ class Problem(BaseModel):
     )
     content_id: str | None = Field(None, description="payment_required: the content.")
     price_cents: int | None = Field(None, description="payment_required: what it costs.")
+    missing: list[str] | None = Field(
+        None,
+        description="A claim refused with claim_condition_unmet: the profile fields to add "
+        "(`phone`, `region`, `attrs.<name>`...).",
+    )
 
 
 # What an error's answer carries besides its code and message, by the kind of error.
@@ -237,6 +246,7 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
         InvalidJoinCodes,
         lambda e: {"errors": [{"at": f"body.codes.{i}", "message": m} for i, m in e.problems]},
     ),
+    (ClaimConditionUnmet, lambda e: {"missing": e.missing}),
     (
         NotAdmitted,
         lambda e: {"refusals": [{"policy_id": p, "reason": r} for p, r in e.reasons.items()]},

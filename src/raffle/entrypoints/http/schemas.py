@@ -17,6 +17,7 @@ from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import Id, UserId
+from raffle.entrypoints.http.claim_schemas import ClaimTermsOut
 from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.participation_schemas import PersonCapsIO
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
@@ -122,6 +123,11 @@ class PrizeOut(BaseModel):
         description="In a 100 % win activity: its chance now, an exact fraction (the real "
         "prizes' rates renormalised over those with stock left); null in any other.",
     )
+    claim: ClaimTermsOut | None = Field(
+        default=None,
+        description="Once won: how long it may be claimed and what the profile needs first; "
+        "null: no terms.",
+    )
 
     @classmethod
     def of(cls, p: PublishedPrize) -> PrizeOut:
@@ -129,6 +135,7 @@ class PrizeOut(BaseModel):
         return cls(
             award_id=p.award_id, title=p.title, rate=p.rate, stock=p.stock,
             stock_left=p.stock_left, lock_after=p.lock_after, perfect_chance=chance,
+            claim=ClaimTermsOut.of(p.claim),
         )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from raffle.domain.delivery import Grant
 from raffle.domain.draws import DeliveryError, OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, Shipment, ShipmentState
 from raffle.domain.points import PointsAccount, PointsOrder
+from raffle.domain.prize_claims import ClaimState
 from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.domain.rebates import RebateOrder
 from raffle.service.ports.base import Transaction
@@ -265,6 +266,32 @@ class ShipmentRepository(Protocol):
     async def for_orders(self, order_ids: Collection[str]) -> dict[str, Shipment]: ...
 
 
+class PrizeClaimRepository(Protocol):
+    """Claims of won prizes: an order claimed or expired, whichever was written first."""
+
+    async def states(self, order_ids: Collection[str]) -> dict[str, ClaimState]:
+        """The stored state of each order's claim; orders without one are left out."""
+        ...
+
+    async def record(self, order_id: str, user_id: str, state: ClaimState, at: datetime) -> bool:
+        """Write the order's claim; False (nothing changed) when it has one already."""
+        ...
+
+    async def expire(
+        self,
+        activity_id: int,
+        strategy_id: int,
+        award_id: int,
+        won_after: datetime | None,
+        won_before: datetime,
+        at: datetime,
+    ) -> int:
+        """Mark expired the prize's wins in the activity made before `won_before` (and from
+        `won_after` on, if given) that have no claim, a chunk at a time: how many were
+        marked (0: none is left)."""
+        ...
+
+
 class ShardUnitOfWork(Transaction, Protocol):
     """A transaction on the shard that holds one user's rows."""
 
@@ -282,6 +309,7 @@ class ShardUnitOfWork(Transaction, Protocol):
     shipments: ShipmentRepository
     deliveries: DeliveryRepository
     counters: CounterRepository  # participation's joins and wins
+    prize_claims: PrizeClaimRepository
 
 
 class Shards(Protocol):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Sequence
 from decimal import Decimal
@@ -14,6 +15,7 @@ from raffle.adapters.sql.repositories.upsert import upsert
 from raffle.adapters.sql.tables import config as tables
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.prize_claims import NO_TERMS, ClaimTerms, terms_json, terms_of_json
 from raffle.domain.strategy import (
     RATE_PLACES,
     Exhaustion,
@@ -107,6 +109,7 @@ def _prize_rows(strategy: Strategy) -> list[dict[str, Any]]:
             "warning_surplus": prize.warning_surplus,
             "sort": prize.sort,
             "position": position,
+            "claim_terms": json.dumps(terms_json(prize.claim)) if prize.claim.any else None,
         }
         for position, prize in enumerate(strategy.prizes)
     ]
@@ -152,6 +155,7 @@ def _strategy(head: Row[Any], prizes: Sequence[Row[Any]], rules: Sequence[Row[An
                 sort=p.sort,
                 rules=tuple(post_draw[p.award_id]),
                 warning_surplus=p.warning_surplus,
+                claim=_terms(p.claim_terms),
             )
             for p in prizes
         ),
@@ -160,6 +164,10 @@ def _strategy(head: Row[Any], prizes: Sequence[Row[Any]], rules: Sequence[Row[An
         exhaustion=Exhaustion(head.exhaustion),
         description=head.description,
     )
+
+
+def _terms(text: str | None) -> ClaimTerms:
+    return NO_TERMS if text is None else terms_of_json(json.loads(text))
 
 
 def _rate(rate_ppm: int) -> Decimal:

@@ -66,6 +66,12 @@ def warning_columns() -> list[Column[Any]]:
     return [Column("warning_surplus", Integer, nullable=True)]
 
 
+def claim_terms_column() -> Column[str]:
+    """A prize's claim terms (domain `ClaimTerms`, as `terms_json` writes them), added by
+    migration 0019: NULL, as in rows from before it, is no terms."""
+    return Column("claim_terms", String(1024), nullable=True)
+
+
 # No foreign key to `award`: awards and strategies are published independently, and the
 # campaign checks that every award a strategy names exists before either is stored.
 strategy_prize = Table(
@@ -85,6 +91,7 @@ strategy_prize = Table(
     # (reproducible) runs depend on the order, so `get` must give it back unchanged.
     Column("position", Integer, nullable=False),
     *warning_columns(),
+    claim_terms_column(),
     mysql_charset="utf8mb4",
 )
 

@@ -108,5 +108,7 @@ async def history(
         catalogue=raffle.catalogue,
         shards=raffle.shards,
         config=raffle.uow,
+        profiles=raffle.profiles,
+        clock=raffle.clock,
     )
     return HistoryOut(draws=[DrawOut.of_won(p) for p in page.prizes], next=page.next)

@@ -9,7 +9,9 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 
 from raffle.domain.fulfilment import ShipmentState
+from raffle.domain.prize_claims import ClaimState
 from raffle.entrypoints.http.bounds import Cursor, Limit, OrderId
+from raffle.entrypoints.http.claim_schemas import ClaimedOut
 from raffle.entrypoints.http.deps import AdminSession, CurrentSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.prize_schemas import (
@@ -25,6 +27,7 @@ from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, HistoryOut
 from raffle.service.fulfilment import give_address, import_codes, pool_stats, ship
 from raffle.service.fulfilment import shipments as shipments_in
+from raffle.service.prize_claims import claim_code
 from raffle.service.wins import my_wins
 
 router = APIRouter()
@@ -49,6 +52,8 @@ async def my_prizes(
         catalogue=raffle.catalogue,
         shards=raffle.shards,
         config=raffle.uow,
+        profiles=raffle.profiles,
+        clock=raffle.clock,
     )
     return HistoryOut(draws=[DrawOut.of_won(p) for p in page.prizes], next=page.next)
 
@@ -68,7 +73,10 @@ async def address(
     raffle: RaffleDep,
 ) -> Response:
     """Where my physical prize goes: accepted from the win on (before delivery ran too) and
-    changeable until it ships (then 409). A prize that is not mine is a 404 like a missing one."""
+    changeable until it ships (then 409). A prize that is not mine is a 404 like a missing one.
+    The first address claims a prize with claim terms: refused once it expired (409
+    `prize_expired`), before its validity starts (409 `prize_not_yet_valid`), or while my
+    profile misses a condition (403 `claim_condition_unmet`, naming each in `missing`)."""
 
     async def run() -> ShipmentOut:
         found = await give_address(
@@ -77,9 +85,39 @@ async def address(
             body.to_address(),
             catalogue=raffle.catalogue,
             shards=raffle.shards,
+            profiles=raffle.profiles,
             clock=raffle.clock,
         )
         return ShipmentOut.of(found)
+
+    return await once(request, raffle.idempotency, session.user_id, key, run)
+
+
+@router.post(
+    "/api/me/prizes/{order_id}/claim",
+    tags=["player"],
+    response_model=ClaimedOut,
+    responses=documented(401, 403, 404, 409, 422),
+)
+async def claim(
+    order_id: OrderId,
+    request: Request,
+    session: CurrentSession,
+    key: IdempotencyKey,
+    raffle: RaffleDep,
+) -> Response:
+    """Claim my coupon prize and see its code. A prize with claim terms shows its code only
+    once claimed, which is refused once it expired (409 `prize_expired`), before its validity
+    starts (409 `prize_not_yet_valid`), or while my profile misses a condition (403
+    `claim_condition_unmet`, naming each in `missing`). Physical prizes are claimed by their
+    address. A prize that is not mine is a 404 like a missing one."""
+
+    async def run() -> ClaimedOut:
+        code = await claim_code(
+            session.user_id, order_id, catalogue=raffle.catalogue, shards=raffle.shards,
+            profiles=raffle.profiles, config=raffle.uow, clock=raffle.clock,
+        )  # fmt: skip
+        return ClaimedOut(order_id=order_id, state=ClaimState.CLAIMED.value, coupon_code=code)
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
 

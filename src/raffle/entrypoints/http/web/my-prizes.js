@@ -35,9 +35,10 @@ export function mergePrizes(shown, page, before = null) {
 }
 
 export class MyPrizes {
-  // `onSave(draw, form)`: a shipping address to save; `onError(error)`: a read that failed.
-  constructor(onSave, onError) {
-    Object.assign(this, { onSave, onError, slot: null, names: new Map(), shown: NONE });
+  // `onSave(draw, form)`: a shipping address to save; `onError(error)`: a read that failed;
+  // `onClaim(draw)`: a coupon prize to claim.
+  constructor(onSave, onError, onClaim) {
+    Object.assign(this, { onSave, onError, onClaim, slot: null, names: new Map(), shown: NONE });
     this.reads = 0; // only the latest read from the newest is shown: a late answer is stale
     this.timer = 0;
     this.delay = 0;
@@ -87,7 +88,7 @@ export class MyPrizes {
   show(shown) {
     this.shown = shown;
     const more = (event) => this.more(event.target);
-    this.slot.replaceChildren(prizeList(shown, this.names, this.onSave, this.slot, more));
+    this.slot.replaceChildren(prizeList(shown, this.names, this.onSave, this.slot, more, this.onClaim));
     clearTimeout(this.timer);
     if (!shown.draws.some(pending) || Date.now() - this.since > POLL_FOR) return;
     this.delay = Math.min(this.delay ? this.delay * 2 : POLL_FIRST, POLL_MOST);

@@ -25,7 +25,7 @@ const header = document.querySelector("header.top");
 const board = new Board(onDraw);
 const state = { user: null, activities: [], activity: null, odds: null, mine: null, points: null };
 const slots = {}; // the panels' bodies, by name
-const myPrizes = new MyPrizes(onSaveAddress, handle);
+const myPrizes = new MyPrizes(onSaveAddress, handle, onClaim);
 const shelf = new ContentShelf(handle); // no buyer yet: payment orders will pass one
 let loads = 0;
 let drawing = false;
@@ -283,6 +283,17 @@ async function onSaveAddress(draw, form) {
     await myPrizes.load();
   } catch (error) {
     prizes.showFieldErrors(form, error.errors ?? []);
+    handle(error);
+  }
+}
+
+// A coupon prize claimed: its code is shown in the list read again.
+async function onClaim(draw) {
+  try {
+    await api(`/api/me/prizes/${draw.order_id}/claim`, { method: "POST" });
+    notify(t("claim.done", { title: draw.award_title }), "ok");
+    await myPrizes.load();
+  } catch (error) {
     handle(error);
   }
 }

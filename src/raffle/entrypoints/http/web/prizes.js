@@ -5,7 +5,9 @@
 // [data-testid=delivery] (the delivery in words), [data-testid=more-prizes] (the next,
 // older page; there while there is one) and, for physical prizes, a form
 // [data-testid=address] whose fields are labelled Recipient, Phone, Region, Address,
-// Postcode; [data-testid=odds] is the odds table (rows [data-award]).
+// Postcode; [data-testid=odds] is the odds table (rows [data-award]). A prize with claim terms
+// has [data-testid=claim] (data-claim: not_yet, open, claimed or expired) and, for a coupon
+// not claimed yet, a button [data-testid=claim-prize].
 import { h } from "/web/api.js";
 import { dateTime, list, t } from "/web/i18n.js";
 
@@ -34,6 +36,40 @@ function delivered(draw) {
     return s.tracking ? t("shipment.tracked", { state, tracking: s.tracking }) : state;
   }
   return draw.award_kind === "physical" ? t("shipment.awaiting_address") : "";
+}
+
+// The profile fields a prize may ask for, in words; a free attribute (attrs.<name>) by name.
+const FIELD_NAMES = {
+  phone: () => t("claim.phone"),
+  gender: () => t("claim.gender"),
+  birth_date: () => t("claim.birth_date"),
+  region: () => t("claim.region"),
+  channel: () => t("claim.channel"),
+  sn: () => t("claim.sn"),
+};
+const fieldName = (name) => FIELD_NAMES[name]?.() ?? name.replace(/^attrs\./, "");
+
+// Where the prize's claim stands, in words: until when, and what the profile misses.
+function claimText(claim) {
+  const until = claim.valid_until ? dateTime(claim.valid_until) : null;
+  const texts = {
+    not_yet: () => t("claim.not_yet", { from: dateTime(claim.valid_from) }),
+    open: () => (until ? t("claim.until", { until }) : t("claim.open")),
+    claimed: () => t("claim.claimed"),
+    expired: () => t("claim.expired", { until: until ?? "" }),
+  };
+  const said = [texts[claim.state]()];
+  if (claim.missing.length) said.push(t("claim.missing", { fields: claim.missing.map(fieldName).join(", ") }));
+  return said.join(" · ");
+}
+
+function claimLine(draw, onClaim) {
+  const claim = draw.delivery?.claim;
+  if (!claim) return null;
+  const canClaim = draw.award_kind === "coupon" && claim.state === "open";
+  return h("div", { class: claim.state === "expired" ? "muted claim expired" : "claim", "data-testid": "claim", "data-claim": claim.state },
+    claimText(claim),
+    canClaim ? h("button", { class: "primary", "data-testid": "claim-prize", onclick: () => onClaim(draw) }, t("claim.claim")) : null);
 }
 
 function addressForm(draw, onSave) {
@@ -72,10 +108,12 @@ export function addressOf(form) {
   return Object.fromEntries(FIELDS.map(([field]) => [field, form.elements[field].value.trim()]));
 }
 
-function prizeItem(draw, names, onSave, editing) {
+function prizeItem(draw, names, onSave, editing, onClaim) {
   const state = t(`prize_state.${draw.state}`);
   const tone = TONES[draw.state] ?? "";
-  const shipping = draw.award_kind === "physical" && draw.delivery?.shipment?.state !== "shipped";
+  // An address is the claim of a physical prize: not asked for outside its validity.
+  const closed = ["expired", "not_yet"].includes(draw.delivery?.claim?.state);
+  const shipping = draw.award_kind === "physical" && draw.delivery?.shipment?.state !== "shipped" && !closed;
   return h("li", { "data-testid": "my-prize", "data-order": draw.order_id, "data-state": draw.state },
     h("div", { class: "prize-line" },
       h("strong", {}, draw.award_title),
@@ -83,19 +121,21 @@ function prizeItem(draw, names, onSave, editing) {
     h("div", { class: "muted" },
       `${names.get(draw.activity_id) ?? draw.activity_id} · ${dateTime(draw.created_at)} · `,
       h("span", { "data-testid": "delivery" }, delivered(draw))),
+    claimLine(draw, onClaim),
     shipping ? editing.get(draw.order_id) ?? h("details", { open: !draw.delivery?.shipment?.address },
       h("summary", {}, t("address.title")), addressForm(draw, onSave)) : null);
 }
 
 // `shown`: the list on the page now, whose address forms with unsaved input are kept as they
-// are (the list is read again while deliveries are under way). `onMore`: read the next page.
-export function prizeList(prizes, names, onSave, shown, onMore) {
+// are (the list is read again while deliveries are under way). `onMore`: read the next page;
+// `onClaim(draw)`: claim a coupon prize (its code is shown once claimed).
+export function prizeList(prizes, names, onSave, shown, onMore, onClaim) {
   if (!prizes.draws.length) return h("p", { class: "muted" }, t("prizes.none"));
   const editing = new Map([...shown.querySelectorAll("[data-testid=my-prize]")]
     .filter((item) => item.querySelector("form[data-dirty]"))
     .map((item) => [item.dataset.order, item.querySelector("details")]));
   return h("div", {},
-    h("ul", { class: "my-prizes" }, prizes.draws.map((d) => prizeItem(d, names, onSave, editing))),
+    h("ul", { class: "my-prizes" }, prizes.draws.map((d) => prizeItem(d, names, onSave, editing, onClaim))),
     prizes.next ? h("button", { class: "more", "data-testid": "more-prizes", onclick: onMore }, t("prizes.more")) : null);
 }
 

@@ -15,7 +15,7 @@ from alembic import op
 from raffle.adapters.sql.tables.config import warning_columns
 
 revision: str = "0020"
-down_revision: str | Sequence[str] | None = "0017"
+down_revision: str | Sequence[str] | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
