@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 
 from raffle.domain.awards import parse_points_range
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.prize_cards import PrizeCard, grid_problems
 
 RATE_PLACES = 6
 RATE_SCALE = 1_000_000  # 10**RATE_PLACES: rates are exact multiples of one in a million
@@ -27,6 +28,9 @@ class StrategyPrize:
     stock: int | None = None  # None: unlimited
     sort: int = 0
     rules: RuleConfig = ()  # post-draw rules of this prize, e.g. (("lock", "3"),)
+    # A disabled prize is out of the odds: its rate goes to the fallback (seed 004 status).
+    enabled: bool = True
+    card: PrizeCard = field(default_factory=PrizeCard)  # how it is shown; not the odds
 
     def __post_init__(self) -> None:
         if not self.rate.is_finite() or self.rate < 0 or self.rate > 1:
@@ -67,6 +71,8 @@ class Strategy:
             if prize.award_id in seen:
                 raise InvalidConfig(f"award {prize.award_id} is listed twice", ("prizes", i))
             seen.add(prize.award_id)
+        if cells := grid_problems([p.card for p in self.prizes]):
+            raise cells[0]
         total = sum((p.rate for p in self.prizes), Decimal(0))
         if total > 1:
             raise InvalidConfig(f"rates sum to {total.normalize()}, more than 1", ("prizes",))
@@ -81,8 +87,14 @@ class Strategy:
 
     @property
     def remainder(self) -> int:
-        """Millionths of probability not given to any prize: they go to the fallback."""
-        return RATE_SCALE - sum(p.weight for p in self.prizes)
+        """Millionths of probability not given to any enabled prize: they go to the fallback."""
+        return RATE_SCALE - sum(p.weight for p in self.prizes if p.enabled)
+
+    def terms(self) -> Strategy:
+        """The strategy less its prizes' cards: what publishing it promises, and so what a
+        running activity's freeze compares (a card may change; the odds may not)."""
+        plain = tuple(replace(p, card=PrizeCard()) for p in self.prizes)
+        return replace(self, prizes=plain)
 
 
 def parse_fallback(text: str) -> Fallback:

@@ -14,6 +14,7 @@ from raffle.domain.caps import Cap
 from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import WIN, DrawEngine
 from raffle.domain.policies import PersonCaps
+from raffle.domain.prize_cards import PrizeCard
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
 from raffle.service.catalogue import Catalogue
@@ -62,6 +63,7 @@ class PublishedPrize:
     # Where every draw wins: its chance, the real prizes' rates renormalised over those with
     # stock left (an exact fraction); None in any other activity.
     perfect_chance: Fraction | None = None
+    card: PrizeCard = field(default_factory=PrizeCard)  # how the board shows it
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,7 @@ async def published_odds(
     awards = await catalogue.awards()
     strategy = engine.strategy
     prizes = []
-    for prize in strategy.prizes:
+    for prize in (p for p in strategy.prizes if p.enabled):  # a disabled one is no odds
         locks = [parse_lock(v) for name, v in prize.rules if name == "lock"]
         left = await stock.left(strategy.id, prize.award_id) if prize.stock is not None else None
         if left is None and prize.stock is not None:
@@ -119,6 +121,7 @@ async def published_odds(
                 prize.stock,
                 left,
                 max(locks) if locks else None,
+                card=prize.card,
             )
         )
     if activity.caps.perfect:

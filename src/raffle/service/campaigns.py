@@ -146,10 +146,13 @@ async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) 
 async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
     for strategy in campaign.strategies:
         frozen = [a for a in await uow.activities.using_strategy(strategy.id) if a.state in FROZEN]
-        if frozen and await uow.strategies.get(strategy.id) != strategy:
+        if not frozen:
+            continue
+        published = await uow.strategies.get(strategy.id)
+        if published is None or published.terms() != strategy.terms():
             raise FrozenOdds(
                 f"strategy {strategy.id} is published by {frozen[0].state} activity "
-                f"{frozen[0].id}: its odds and stock cannot change"
+                f"{frozen[0].id}: its odds, stock and enabled prizes cannot change"
             )
     for activity in campaign.activities:
         stored = await uow.activities.get(activity.id)

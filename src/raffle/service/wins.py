@@ -3,12 +3,13 @@ behind (the coupon code, the shipment), a page at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.draws import RaffleOrder, Win
 from raffle.domain.fulfilment import Shipment
+from raffle.domain.prize_cards import PrizeCard
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Shards, UnitOfWork
 
@@ -20,6 +21,7 @@ class WonPrize:
     award: Award
     coupon_code: str | None = None
     shipment: Shipment | None = None
+    card: PrizeCard | None = None  # the prize's card in its activity; None for the fallback
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +54,24 @@ async def my_wins(
     if coupons:
         async with config() as cfg:
             codes = await cfg.code_pools.for_orders(coupons)
+    cards = await _cards(catalogue, page)
     prizes = [
-        WonPrize(o, w, awards[w.award_id], codes.get(o.order_id), shipments.get(o.order_id))
+        WonPrize(
+            o, w, awards[w.award_id], codes.get(o.order_id), shipments.get(o.order_id),
+            cards.get((o.activity_id, w.award_id)),
+        )
         for o, w in page
-    ]
+    ]  # fmt: skip
     return WinsPage(prizes, page[-1][0].order_id if len(rows) > limit else None)
+
+
+async def _cards(
+    catalogue: Catalogue, page: Sequence[tuple[RaffleOrder, Win]]
+) -> dict[tuple[int, int], PrizeCard]:
+    """The card of each prize won on the page, by activity and award (from the cache)."""
+    found = {}
+    for activity_id in {o.activity_id for o, _ in page}:
+        engine = await catalogue.engine(await catalogue.activity(activity_id))
+        for prize in engine.strategy.prizes:
+            found[activity_id, prize.award_id] = prize.card
+    return found

@@ -16,6 +16,7 @@ from raffle.adapters.sql.repositories.config import (
 )
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
+from raffle.adapters.sql.repositories.prize_images import SqlPrizeImageRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
@@ -27,6 +28,7 @@ from raffle.service.ports import (
     CampaignLoads,
     CodePoolRepository,
     PackRepository,
+    PrizeImageRepository,
     RebateRuleRepository,
     RouteTreeRepository,
     SkuRepository,
@@ -54,6 +56,7 @@ class SqlUnitOfWork(TransactionScope):
     participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
+    prize_images: PrizeImageRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -68,6 +71,7 @@ class SqlUnitOfWork(TransactionScope):
         self.participation = SqlParticipationRepository(connection)
         self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
+        self.prize_images = SqlPrizeImageRepository(connection)
 
 
 def create_engine(

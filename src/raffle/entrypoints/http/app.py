@@ -25,6 +25,7 @@ from raffle.entrypoints.http.routes import (
     pages,
     player,
     policies,
+    prize_pool,
     prizes,
     profiles,
     route_trees,
@@ -74,7 +75,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles,
+        delivery, profiles, prize_pool,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)

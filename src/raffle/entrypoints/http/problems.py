@@ -27,6 +27,13 @@ from raffle.domain.fulfilment import (
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
+from raffle.domain.prize_images import (
+    ImageTooLarge,
+    InvalidImage,
+    InvalidImageUrl,
+    UnknownImage,
+    UnknownPrize,
+)
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
@@ -106,6 +113,11 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownTag: 404,
     TagCycle: 409,
     TagInUse: 409,
+    InvalidImage: 422,
+    InvalidImageUrl: 422,
+    ImageTooLarge: 413,
+    UnknownImage: 404,
+    UnknownPrize: 404,
 }
 
 

@@ -14,6 +14,7 @@ from raffle.adapters.sql.repositories.upsert import upsert
 from raffle.adapters.sql.tables import config as tables
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.prize_cards import PrizeCard
 from raffle.domain.strategy import (
     RATE_PLACES,
     Exhaustion,
@@ -106,6 +107,8 @@ def _prize_rows(strategy: Strategy) -> list[dict[str, Any]]:
             "stock": prize.stock,
             "sort": prize.sort,
             "position": position,
+            "enabled": prize.enabled,
+            **card_row(prize.card),
         }
         for position, prize in enumerate(strategy.prizes)
     ]
@@ -150,6 +153,8 @@ def _strategy(head: Row[Any], prizes: Sequence[Row[Any]], rules: Sequence[Row[An
                 stock=p.stock,
                 sort=p.sort,
                 rules=tuple(post_draw[p.award_id]),
+                enabled=p.enabled,
+                card=card_of(p),
             )
             for p in prizes
         ),
@@ -157,6 +162,32 @@ def _strategy(head: Row[Any], prizes: Sequence[Row[Any]], rules: Sequence[Row[An
         rules=tuple(pre_draw),
         exhaustion=Exhaustion(head.exhaustion),
         description=head.description,
+    )
+
+
+def card_row(card: PrizeCard) -> dict[str, Any]:
+    return {
+        "level": card.level,
+        "level_name": card.level_name,
+        "image": card.image,
+        "description": card.description,
+        "win_tips": card.win_tips,
+        "priority": card.priority,
+        "cell": card.cell,
+        "value_cents": card.value_cents,
+    }
+
+
+def card_of(row: Row[Any]) -> PrizeCard:
+    return PrizeCard(
+        level=row.level,
+        level_name=row.level_name,
+        image=row.image,
+        description=row.description,
+        win_tips=row.win_tips,
+        priority=row.priority,
+        cell=row.cell,
+        value_cents=row.value_cents,
     )
 
 
