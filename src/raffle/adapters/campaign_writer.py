@@ -11,10 +11,12 @@ from typing import Any
 import yaml
 
 from raffle.adapters.campaign_policies import written as written_participation
+from raffle.adapters.campaign_prize_cards import written as written_card
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
 from raffle.domain.campaign import Campaign
 from raffle.domain.policies import Participation
+from raffle.domain.prize_images import PrizeImage
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_documents import to_document
@@ -31,9 +33,10 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
     """The campaign as plain data in the file's shape: mappings, lists, ints, text, exact
     decimals (rates) and aware datetimes; sections with nothing in them are left out."""
     participations = {p.activity_id: p for p in campaign.participations}
+    images = {i.id: i for i in campaign.images}
     document: dict[str, Any] = {
         "awards": [_award(a) for a in campaign.awards],
-        "strategies": [_strategy(s) for s in campaign.strategies],
+        "strategies": [_strategy(s, images) for s in campaign.strategies],
         "packs": [_pack(p) for p in campaign.packs],
         "activities": [_activity(a, participations.get(a.id)) for a in campaign.activities],
         "skus": [_sku(s) for s in campaign.skus],
@@ -78,7 +81,7 @@ def _award(a: Award) -> _Flow:
     )
 
 
-def _strategy(s: Strategy) -> dict[str, Any]:
+def _strategy(s: Strategy, images: Mapping[str, PrizeImage]) -> dict[str, Any]:
     written: dict[str, Any] = {"id": s.id}
     if s.description:
         written["description"] = s.description
@@ -86,7 +89,7 @@ def _strategy(s: Strategy) -> dict[str, Any]:
     written["fallback"] = _fallback(s.fallback)
     if s.rules:
         written["rules"] = dict(s.rules)
-    written["prizes"] = [_prize(p) for p in sorted(s.prizes, key=lambda p: p.sort)]
+    written["prizes"] = [_prize(p, images) for p in sorted(s.prizes, key=lambda p: p.sort)]
     return written
 
 
@@ -96,12 +99,13 @@ def _fallback(f: Fallback) -> int | _Flow:
     return _Flow(award=f.award_id, points=f"{f.points[0]},{f.points[1]}")
 
 
-def _prize(p: StrategyPrize) -> _Flow:
+def _prize(p: StrategyPrize, images: Mapping[str, PrizeImage]) -> _Flow:
     written = _Flow(award=p.award_id, rate=p.rate)
     if p.stock is not None:
         written["stock"] = p.stock
     if p.rules:
         written["rules"] = _Flow(p.rules)
+    written |= written_card(p.enabled, p.card, images)
     return written
 
 

@@ -71,6 +71,7 @@ async def load_campaign(
         # over-commit it together.
         await uow.campaign_loads.take_turn()
         await _refuse_frozen_changes(campaign, uow)
+        await _store_images(campaign, uow, clock)
         for award in campaign.awards:
             await uow.awards.save(award)
         for strategy in campaign.strategies:
@@ -101,6 +102,27 @@ async def load_campaign(
         trees=len(campaign.trees),
         tags=len(campaign.tags),
     )
+
+
+async def _store_images(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) -> None:
+    """Store the images that come with the campaign; refuse one whose prizes show an
+    uploaded image that neither comes with it nor is stored."""
+    wanted = campaign.image_references()
+    known = await uow.prize_images.known(wanted)
+    missing = [
+        InvalidConfig(f"no uploaded image {image_id!r}: upload it, or pack its file", path)
+        for image_id, paths in wanted.items()
+        if image_id not in known
+        for path in paths
+    ]
+    if missing:
+        raise InvalidCampaign(missing)
+    if not campaign.images:
+        return
+    if clock is None:
+        raise ValueError("storing prize images needs a clock")
+    for image in campaign.images:
+        await uow.prize_images.add(image, clock.now())
 
 
 async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:

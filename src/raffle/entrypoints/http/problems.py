@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
+from raffle.adapters.campaign_pack import InvalidPack
 from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
 from raffle.domain.caps import ActivityFull
@@ -65,6 +66,7 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidConfig: 422,
     InvalidCampaign: 422,
     InvalidCampaignFile: 422,
+    InvalidPack: 422,
     InvalidKey: 422,
     KeyReused: 422,
     InvalidAddress: 422,
