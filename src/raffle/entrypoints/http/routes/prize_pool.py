@@ -141,8 +141,8 @@ async def _file(request: Request) -> bytes:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BYTES + FORM_SLACK:
         raise ImageTooLarge(f"an image has at most {MAX_BYTES // 1024} KiB")
-    form = await request.form(max_files=1, max_fields=1)
-    upload = form.get("file")
-    if not isinstance(upload, UploadFile):
-        raise InvalidImage("send the image as the multipart form field 'file'")
-    return await upload.read(MAX_BYTES + 1)
+    async with request.form(max_files=1, max_fields=1) as form:  # closes the spooled file
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise InvalidImage("send the image as the multipart form field 'file'")
+        return await upload.read(MAX_BYTES + 1)
