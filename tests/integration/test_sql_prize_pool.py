@@ -78,7 +78,8 @@ async def test_a_prizes_card_and_switch_read_back_equal(engine: AsyncEngine) -> 
     async with SqlUnitOfWork(engine) as uow:
         stored = await uow.strategies.get(7)
     assert stored == STRATEGY
-    assert stored is not None and stored.prizes[0].card.level_name == "一等奖"
+    assert stored is not None
+    assert stored.prizes[0].card.level_name == "一等奖"
     assert stored.remainder == 1_000_000 - 100 - 500_000  # the disabled one's rate: fallback's
 
 
@@ -112,12 +113,14 @@ async def test_the_card_of_a_running_activitys_prize_changes_its_switch_does_not
     changed = await change_prize(
         7, 109, SqlUnitOfWork(engine), card={"image": picture.id, "level_name": "特等奖"}
     )
-    assert changed.card.image == picture.id and changed.card.cell == 8
+    assert changed.card.image == picture.id
+    assert changed.card.cell == 8
     with pytest.raises(FrozenOdds):
         await change_prize(7, 109, SqlUnitOfWork(engine), card={"level": 2}, enabled=False)
     async with SqlUnitOfWork(engine) as uow:
         stored = await uow.strategies.get(7)
     assert stored is not None
-    assert stored.prizes[0].enabled and stored.prizes[0].card.level == 1  # nothing of it kept
+    assert stored.prizes[0].enabled
+    assert stored.prizes[0].card.level == 1
     assert stored.prizes[0].card.level_name == "特等奖"
     assert stored.terms() == STRATEGY.terms()  # the odds as published

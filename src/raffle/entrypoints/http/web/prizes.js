@@ -7,6 +7,7 @@
 // [data-testid=address] whose fields are labelled Recipient, Phone, Region, Address,
 // Postcode; [data-testid=odds] is the odds table (rows [data-award]).
 import { h } from "/web/api.js";
+import { cardParts } from "/web/board.js";
 import { dateTime, t } from "/web/i18n.js";
 
 const TONES = { completed: "ok", failed: "bad" };
@@ -78,6 +79,7 @@ function prizeItem(draw, names, onSave, editing) {
   const shipping = draw.award_kind === "physical" && draw.delivery?.shipment?.state !== "shipped";
   return h("li", { "data-testid": "my-prize", "data-order": draw.order_id, "data-state": draw.state },
     h("div", { class: "prize-line" },
+      ...cardParts(draw.card, draw.award_title),
       h("strong", {}, draw.award_title),
       h("span", { class: `badge ${tone}`, "data-testid": "state" }, state)),
     h("div", { class: "muted" },
