@@ -4,6 +4,7 @@
 
 import { api, h, notify, Problem } from "/web/api.js";
 import { choice, clearProblems, field, integer, nextId, optionalText, report, showProblems } from "/web/console-fields.js";
+import { prizeCard } from "/web/console-prize-card.js";
 import { workflowButtons } from "/web/console-workflow.js";
 import { inZone, knownZone } from "/web/times.js";
 
@@ -113,7 +114,8 @@ export class Editor {
       field("Rate", `${at}.rate`, p.rate, (v) => (p.rate = v), { hint: "0.0001" }),
       field("Stock", `${at}.stock`, p.stock, (v) => (p.stock = v), { type: "number", read: integer, hint: "unlimited" }),
       field("Lock after draws", `${at}.rules.lock`, p.rules.lock, (v) => (v === undefined ? delete p.rules.lock : (p.rules.lock = v)), { type: "number", read: optionalText }),
-      removeButton(`Remove prize ${j + 1}`, () => { s.prizes.splice(j, 1); this.render(); }));
+      removeButton(`Remove prize ${j + 1}`, () => { s.prizes.splice(j, 1); this.render(); }),
+      prizeCard(p, at));
   }
 
   pack(p, i) {
