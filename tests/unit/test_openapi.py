@@ -13,6 +13,7 @@ from raffle.bootstrap import bootstrap
 from raffle.entrypoints.http import (
     engagement_schemas,
     participation_schemas,
+    prize_pool_schemas,
     prize_schemas,
     route_tree_schemas,
     schemas,
@@ -132,7 +133,7 @@ def test_every_number_string_and_list_a_request_carries_is_bounded(
 def test_each_models_example_is_valid() -> None:
     modules = (
         schemas, engagement_schemas, prize_schemas, participation_schemas, route_tree_schemas,
-        tag_schemas, campaigns, delivery,
+        tag_schemas, campaigns, delivery, prize_pool_schemas,
     )  # fmt: skip
     models = [
         value

@@ -45,6 +45,18 @@ ACTIVITY: Example = {
     "strategy_id": 100006,
     "caps": CAPS,
 }
+PRIZE_IMAGE = "5f8c1bd6a4f3c0b1e7d24a93f0c6e2b8d1a7f4c39e0b5d2a6c8f1e3b7d9a0c4e"
+CARD: Example = {
+    "level": 1,
+    "level_name": "一等奖",
+    "image": PRIZE_IMAGE,
+    "image_url": f"/api/prize-images/{PRIZE_IMAGE}",
+    "description": "iPhone 17 Pro, 256 GB",
+    "win_tips": "We will ask for your address within three days",
+    "priority": 1,
+    "cell": 2,
+    "value_cents": 899900,
+}
 PRIZE: Example = {
     "award_id": 109,
     "title": "iPhone",
@@ -53,6 +65,7 @@ PRIZE: Example = {
     "stock_left": 9,
     "lock_after": 3,
     "perfect_chance": None,
+    "card": CARD,
 }
 TIER: Example = {"threshold": 60, "award_ids": [102, 103, 104, 105]}
 ODDS: Example = {

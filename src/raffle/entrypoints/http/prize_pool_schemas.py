@@ -19,22 +19,11 @@ from raffle.domain.prize_cards import (
 )
 from raffle.domain.prize_images import PrizeImage
 from raffle.domain.strategy import StrategyPrize
-from raffle.entrypoints.http.examples import Example, examples_of
+from raffle.entrypoints.http.examples import CARD, PRIZE_IMAGE, Example, examples_of
 
 IMAGES = "/api/prize-images"
-IMAGE_ID = "5f8c1bd6a4f3c0b1e7d24a93f0c6e2b8d1a7f4c39e0b5d2a6c8f1e3b7d9a0c4e"
+IMAGE_ID = PRIZE_IMAGE
 
-CARD: Example = {
-    "level": 1,
-    "level_name": "一等奖",
-    "image": IMAGE_ID,
-    "image_url": f"{IMAGES}/{IMAGE_ID}",
-    "description": "iPhone 17 Pro, 256 GB",
-    "win_tips": "We will ask for your address within three days",
-    "priority": 1,
-    "cell": 2,
-    "value_cents": 899900,
-}
 FIELDS_IN: Example = {"level": 1, "level_name": "一等奖", "image": IMAGE_ID, "cell": 2}
 SETTINGS: Example = {"strategy_id": 100006, "award_id": 109, "enabled": True, "card": CARD}
 IMAGE: Example = {
