@@ -4,6 +4,7 @@ while its activity runs whereas its card may change."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import random
 from collections.abc import AsyncIterator
@@ -25,6 +26,7 @@ from raffle.service.campaigns import FrozenOdds
 from raffle.service.prize_pool import add_image, change_prize, image
 
 NOW = datetime(2026, 11, 25, 2, tzinfo=UTC)
+RACERS = 200  # changes in flight at once, each of its own prize
 
 
 class Clock:
@@ -124,3 +126,32 @@ async def test_the_card_of_a_running_activitys_prize_changes_its_switch_does_not
     assert stored.prizes[0].card.level == 1
     assert stored.prizes[0].card.level_name == "特等奖"
     assert stored.terms() == STRATEGY.terms()  # the odds as published
+
+
+async def test_hundreds_of_concurrent_changes_of_one_strategy_each_keep_their_field(
+    database_url: str,
+) -> None:
+    await upgrade(database_url)
+    engine = create_engine(database_url)
+    many = Strategy(
+        8,
+        tuple(StrategyPrize(1000 + i, Decimal("0.001"), None, i) for i in range(RACERS)),
+        Fallback(101),
+    )
+    try:
+        async with SqlUnitOfWork(engine) as uow:
+            await uow.strategies.save(many)
+            await uow.commit()
+
+        async def describe(i: int) -> None:
+            card = {"description": f"奖品 {i}", "priority": i}
+            await change_prize(8, 1000 + i, SqlUnitOfWork(engine), card=card)
+
+        await asyncio.gather(*(describe(i) for i in range(RACERS)))
+        async with SqlUnitOfWork(engine) as uow:
+            stored = await uow.strategies.get(8)
+        assert stored is not None
+        assert [p.card.description for p in stored.prizes] == [f"奖品 {i}" for i in range(RACERS)]
+        assert stored.terms() == many.terms()
+    finally:
+        await engine.dispose()

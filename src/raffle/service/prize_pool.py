@@ -45,6 +45,9 @@ async def change_prize(
     if (url := card.get("image")) is not None and (problem := image_problem(url)):
         raise InvalidImageUrl(problem)
     async with uow:
+        # Changes take turns with each other and with campaign loads: each rewrites the whole
+        # strategy, so two at once would each drop the other's field.
+        await uow.campaign_loads.take_turn()
         strategy = await uow.strategies.get(strategy_id)
         if strategy is None:
             raise UnknownStrategy(f"strategy {strategy_id} does not exist")
