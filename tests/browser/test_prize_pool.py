@@ -1,4 +1,5 @@
-"""The prize pool in a real browser: the board shows each prize's image and level, and an
+"""The prize pool in a real browser: the board shows each prize's image and level (in the
+cell the campaign names), a win shows its win tips and my prizes its image and level, and an
 operator who uploads an image for a prize in the console and saves sees it on the board."""
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ from PIL import Image
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import DESKTOP, PHONE, OpenTab, Server, Tab
-from tests.browser.player import choose_activity, load_campaign, operator_headers, post, register
+from tests.browser.player import (
+    choose_activity,
+    draw,
+    load_campaign,
+    operator_headers,
+    post,
+    register,
+)
 from tests.browser.test_console import log_in
 
 ACTIVITY = 500001
@@ -26,9 +34,11 @@ def _png(colour: tuple[int, int, int]) -> bytes:
 
 def _campaign(image_id: str) -> str:
     prizes = [
-        f"{{award: 501, rate: 0.01, stock: 3, level: 1, level_name: 一等奖, image: {image_id}}}",
-        "{award: 502, rate: 0.1, stock: 30, level: 2, level_name: 二等奖, cell: 5}",
-        "{award: 503, rate: 0.3, level: 3, level_name: 三等奖}",
+        f"{{award: 501, rate: 0, stock: 3, level: 1, level_name: 一等奖, image: {image_id}}}",
+        "{award: 502, rate: 0, stock: 30, level: 2, level_name: 二等奖, cell: 5}",
+        # every draw wins it: my prizes show what was won
+        f"{{award: 503, rate: 1, level: 3, level_name: 三等奖, image: {image_id},"
+        " win_tips: 积分已存入账户}",
     ]
     return "\n".join(
         [
@@ -92,7 +102,16 @@ def test_the_board_shows_images_and_levels_and_an_upload_reaches_it(
     silver = player.page.locator("[data-testid=cell][data-award='502']")
     expect(silver).to_have_css("grid-row", "3")  # cell 5: the bottom right, as the file says
     expect(silver).to_have_css("grid-column", "3")
-    assert _shown_images(player.page) == {"501": f"/api/prize-images/{first}"}
+    assert _shown_images(player.page) == {
+        "501": f"/api/prize-images/{first}",
+        "503": f"/api/prize-images/{first}",
+    }
+    assert draw(player.page) == "十积分"
+    expect(player.page.locator("#notice")).to_contain_text("积分已存入账户")  # its win tips
+    won = player.page.get_by_test_id("my-prize")
+    expect(won).to_have_count(1)
+    expect(won.get_by_test_id("level")).to_have_text("三等奖")
+    expect(won.get_by_test_id("prize-image")).to_have_attribute("src", f"/api/prize-images/{first}")
     player.screenshot("prize-pool-board")
 
     console = tab(server.url + "/console", DESKTOP)
@@ -112,7 +131,7 @@ def test_the_board_shows_images_and_levels_and_an_upload_reaches_it(
     player.page.reload()
     _board(player.page)
     shown = _shown_images(player.page)
-    assert set(shown) == {"501", "502"}
+    assert set(shown) == {"501", "502", "503"}
     assert shown["501"] != shown["502"]
     player.screenshot("prize-pool-board-after-upload")
     _no_errors(player, console)
