@@ -22,7 +22,7 @@ FALLBACK = 1
 
 
 def build(prizes: int) -> DrawEngine:
-    """`prizes` prizes sharing 99.9% of the odds, with stock, locks, a blacklist and tiers."""
+    """`prizes` prizes sharing 99.9% of the odds, with stock, locks, listed users and tiers."""
     ids = list(range(2, prizes + 2))
     rate = (Decimal("0.999") / prizes).quantize(Decimal("0.000001"))
     table = tuple(
@@ -30,7 +30,7 @@ def build(prizes: int) -> DrawEngine:
         for i, a in enumerate(ids)
     )
     tiers = f"60:{','.join(map(str, ids[: prizes // 2]))} 200:{ids[-1]}"
-    rules = (("blacklist", f"{FALLBACK}:banned-1,banned-2"), ("weight", tiers))
+    rules = (("listed", f"{FALLBACK}:banned-1,banned-2"), ("weight", tiers))
     strategy = Strategy(1, table, Fallback(FALLBACK, (1, 100)), rules)
     awards = {a: Award(a, AwardKind.PHYSICAL, f"prize {a}") for a in ids}
     awards[FALLBACK] = Award(FALLBACK, AwardKind.RANDOM_POINTS, "points", "1,100")

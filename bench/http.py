@@ -57,6 +57,7 @@ CAMPAIGN = BENCH / "campaign.yaml"
 ACTIVITY = 990101
 REFUSALS_ACTIVITY = 990102  # --refusals: a welcome pack of one chance, spent before the run
 POLICIES_ACTIVITY = 990103  # --policies: the bench activity with two policies and a dynamic tag
+WARM_ROUNDS = 10  # --policies: each user's draws before measuring (1 in 1,000 unseen by a worker)
 STRATEGY = 990001
 
 
@@ -563,8 +564,17 @@ def policy_draws(
     counters, the profiles and the tag in each process), then the plain activity's again:
     the policies are compared with the plain runs before and after them, so that a machine
     that speeds up or slows down during the run weighs on both sides. The 201 answers."""
-    print(f"draws with policies {args.seconds:g} s (warm-up {args.warmup:g} s)")
-    warmed = draw_load(server, args, tokens, args.warmup, "warm-policies", POLICIES_ACTIVITY)
+    print(f"draws with policies {args.seconds:g} s (warm-up {args.warmup:g} s at least)")
+    # Each process reads a user's profile on their first draw there: the warm-up lasts until
+    # every user has drawn WARM_ROUNDS times, so that (users taken in turn, each draw in one
+    # of the workers at random) the profiles are kept in every worker, as the plain draws'
+    # accounts are, whatever the machine's speed.
+    warm_draws, warmed_201 = WARM_ROUNDS * args.users, 0
+    while True:
+        warmed = draw_load(server, args, tokens, args.warmup, "warm-policies", POLICIES_ACTIVITY)
+        warmed_201 += int(warmed["statuses"].get("201", 0))
+        if warmed_201 >= warm_draws:
+            break
     report["busy before draws with policies"] = wait_for_idle(args.idle_wait)
     report["draws with policies"], report["cpu during draws with policies"] = measured(
         lambda: draw_load(server, args, tokens, args.seconds, "policies", POLICIES_ACTIVITY),
@@ -574,9 +584,9 @@ def policy_draws(
     report["draws again"], report["cpu during draws again"] = measured(
         lambda: draw_load(server, args, tokens, args.seconds, "again"), server
     )
-    return sum(
+    return warmed_201 + sum(
         int(run["statuses"].get("201", 0))
-        for run in (warmed, report["draws with policies"], report["draws again"])
+        for run in (report["draws with policies"], report["draws again"])
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 
+import httpx
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
@@ -16,6 +17,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.alipay.gateway import AlipayGateway, Merchant
+from raffle.adapters.alipay.signing import private_key, public_key
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
@@ -26,7 +29,7 @@ from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
-from raffle.adapters.randomness import SystemRandomSource
+from raffle.adapters.randomness import SecretsRandomSource, SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
@@ -37,6 +40,7 @@ from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatches
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
+from raffle.adapters.sql.repositories.deny import SqlDenyStore
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.repositories.tags import SqlTagStore
@@ -45,17 +49,20 @@ from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import CAPS, SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
-from raffle.adapters.switch_news import TAG_NEWS, PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.switch_news import DENY_NEWS, TAG_NEWS, PolledSwitchNews, RedisSwitchNews
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
 from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
 from raffle.service.audience import TagBoard
+from raffle.service.blocking import Blocking
 from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
+from raffle.service.deny_board import DenyBoard
 from raffle.service.draw_batch import BatchedDraws
+from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.ports import (
     Broker,
     ChanceHints,
@@ -68,6 +75,7 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.payments import PaymentGateway
 from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.ports.tags import ProfilePages
 from raffle.service.profile_cache import CachedProfiles
@@ -103,6 +111,8 @@ class Raffle:
     profile_pages: ProfilePages  # what a tag's preview scans
     profiles: CachedProfiles  # the Profiles port: `profiles.watch()` keeps it fresh
     phones: PhoneBook
+    deny: DenyBoard  # the deny lists and blocking rules as this process holds them
+    blocking: Blocking  # counts refused draws and failed logins for the blocking rules
     caps: PrizeStock | None = None  # activities' cap counters (winners, participants)
     claims: ClaimCounts | None = None  # stock claims per prize, where a cache can lose data
     cap_ledger: ClaimLedger | None = None  # the activities' cap claims, likewise
@@ -114,6 +124,12 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
+    gateway: PaymentGateway | None = None  # Alipay (or its simulator), with an app id set
+    code_rng: RandomSource = field(default_factory=SecretsRandomSource)  # join codes'
+    join_codes: JoinCodeGate = field(init=False)  # who holds a join code, per process
+
+    def __post_init__(self) -> None:
+        self.join_codes = JoinCodeGate(self.uow)
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -140,6 +156,7 @@ class Raffle:
                 pass
         await self.switches.refresh()
         await self.tags.refresh()
+        await self.deny.refresh()
 
     async def close(self) -> None:
         await self.broker.close()
@@ -180,6 +197,8 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
     tag_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=TAG_NEWS)
     tags = TagBoard(SqlTagStore(config), tag_news, RuleEngineLanguage())
     profiles = _profiles(uow, redis, settings)
+    deny_news = PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=DENY_NEWS)
+    deny = DenyBoard(SqlDenyStore(config), deny_news, clock)
     claims: SqlStockClaims | None = None
     cap_claims: SqlStockClaims | None = None
     caps: PrizeStock
@@ -222,7 +241,10 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
     broker = _broker(settings)
+    gateway = _gateway(settings, clock, closing)
     return Raffle(
+        deny=deny,
+        blocking=Blocking(deny, limiter),
         settings=settings,
         engines=engines,
         clock=clock,
@@ -249,6 +271,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         ledger=claims,
         probes=_probes(settings, databases, redis, broker),
         metrics=PrometheusMetrics(),
+        gateway=gateway,
     )
 
 
@@ -321,6 +344,24 @@ def _broker(settings: Settings) -> Broker:
     if settings.broker_url is None:
         return MemoryBroker(attempts=attempts, timeout=timeout)
     return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
+
+
+def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGateway | None:
+    """Alipay's open API at the configured URL, when an app id is set; its HTTP client is
+    closed with the rest."""
+    if settings.alipay_app_id is None or settings.alipay_seller_id is None:
+        return None
+    private, public = settings.alipay_keys
+    merchant = Merchant(
+        app_id=settings.alipay_app_id,
+        seller_id=settings.alipay_seller_id,
+        private_key=private_key(private),
+        alipay_public_key=public_key(public),
+        notify_url=settings.alipay_notify_url,
+    )
+    client = httpx.AsyncClient(timeout=settings.alipay_timeout_seconds)
+    closing.append(client.aclose)
+    return AlipayGateway(merchant, settings.alipay_gateway_url, client, clock)
 
 
 def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None, Closing]:

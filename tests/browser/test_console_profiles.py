@@ -46,8 +46,11 @@ def test_an_operator_imports_finds_edits_and_locks_a_profile(
     detail.get_by_test_id("save-profile").click()
     expect(found.first).to_contain_text("北京")
 
+    detail.get_by_test_id("lock-reason").fill("chargebacks")
     detail.get_by_test_id("lock").click()
     expect(found.first.get_by_test_id("status")).to_have_text("locked")
+    expect(detail.get_by_test_id("lock-history")).to_contain_text("locked by operator")
+    expect(detail.get_by_test_id("lock-history")).to_contain_text("chargebacks")
     login = httpx.post(f"{demo_server.url}/api/auth/login", json=credentials)
     assert (login.status_code, login.json()["code"]) == (403, "account_locked")
     console.screenshot("console-profiles")

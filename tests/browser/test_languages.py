@@ -66,6 +66,11 @@ def test_both_catalogues_hold_every_key_the_page_uses() -> None:
             "maintenance",
             "not_admitted",  # no participation policy admits the player
             "activity_full",  # the activity's participants cap
+            "session_ended",  # an operator locked the account
+            "account_locked",
+            "join_code_required",
+            "join_code_invalid",
+            "join_code_used",
         },
         # each policy's reason for refusing a player (domain/policies.py)
         "refusal": {
@@ -99,6 +104,7 @@ def _campaign_texts(server: Server, page: Page) -> list[str]:
     texts = [a["name"] for a in activities] + [a["description"] for a in activities]
     texts += [p["title"] for p in odds["prizes"]] + [odds["fallback_title"], str(me["id"])]
     texts += [p["card"][k] for p in odds["prizes"] for k in ("level_name", "description")]
+    texts += [title for rule in odds["rules"] for title in rule["titles"]]
     return sorted(texts, key=len, reverse=True)
 
 

@@ -71,7 +71,26 @@ def test_simulate_prints_a_table_by_default(cli: CliRunner) -> None:
     result = cli.invoke(main, ["simulate", BIG_MARKET, "--draws", "20000", "--user", "user001"])
     assert result.exit_code == 0, result.output
     assert "chi-square p-value" in result.stdout
-    assert "1 积分" in result.stdout  # the blacklist prize is all user001 gets
+    assert "1 积分" in result.stdout  # the listed-users prize is all user001 gets
+
+
+def test_simulate_per_user_compares_each_draw_number_with_its_odds(cli: CliRunner) -> None:
+    guaranteed = str(EXAMPLES / "guaranteed.yaml")
+    args = ["simulate", guaranteed, "--strategy", "1", "--draws", "20000", "--json"]
+    result = cli.invoke(main, [*args, "--per-user", "10", "--seed", "7"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert (body["users"], body["draws_each"], body["draws"]) == (2000, 10, 20_000)
+    assert body["p_value"] > 1e-6
+    first, tenth = body["by_draw"][0], body["by_draw"][9]
+    assert {p["id"] for p in first["prizes"] if p["count"]} <= {2, 3, 4}  # a first draw wins
+    assert {p["id"] for p in tenth["prizes"]} == {3, 4}
+    assert sum(p["count"] for p in tenth["prizes"]) == 2000
+    table = cli.invoke(main, ["simulate", guaranteed, "--draws", "100", "--per-user", "10"])
+    assert "draw 10 of 10 users" in table.stdout
+    few = cli.invoke(main, ["simulate", guaranteed, "--draws", "5", "--per-user", "10"])
+    assert few.exit_code != 0
+    assert "--draws 5 is fewer than one user's --per-user 10" in few.stderr
 
 
 def test_an_unknown_strategy_is_a_clear_error(cli: CliRunner) -> None:
@@ -196,12 +215,16 @@ def test_user_list_password_lock_and_unlock(cli: CliRunner, tmp_path: Path) -> N
     assert names == ["alice", "root", "zoe"]
     assert _user(cli, "list", "--limit", "1").stdout.splitlines()[-1] == "1 of 3 accounts"
 
-    locked = _user(cli, "lock", "alice")
+    locked = _user(cli, "lock", "alice", "--reason", "spam")
     assert locked.exit_code == 0, locked.output
     assert ["alice", "player", "locked"] in [
         line.split() for line in _user(cli, "list").stdout.splitlines()
     ]
     assert _user(cli, "unlock", "alice").exit_code == 0
+    kept = sqlite3.connect(tmp_path / "raffle.db").execute(
+        "SELECT status, reason, changed_by FROM account_status_change ORDER BY id"
+    )
+    assert kept.fetchall() == [("locked", "spam", None), ("active", "", None)]
     assert _user(cli, "lock", "nobody").exit_code == 2
     assert "unknown_user" in _user(cli, "unlock", "nobody").stderr
 

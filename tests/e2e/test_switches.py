@@ -74,7 +74,7 @@ async def test_a_switched_off_rule_leaves_the_published_odds_until_it_is_on_agai
     listed = (await api.client.get("/api/admin/switches", headers=root)).json()
     names = {s["name"] for s in listed}
     assert {"strategy.100006.rule.weight", "strategy.100006.rule.lock.109"} <= names
-    assert not any("blacklist" in name for name in names)  # its on-state is not published
+    assert not any("listed" in name for name in names)  # a promise to players: it stays
 
 
 async def test_a_limit_switched_shows_its_value_and_the_setting_it_replaces(api: Api) -> None:
@@ -117,7 +117,7 @@ async def test_bad_switches_are_refused_and_change_nothing(api: Api) -> None:
         ("nonsense", "off", 422, "invalid_switch"),
         ("maintenance", "maybe", 422, "invalid_switch"),
         ("draw_batch_size", "0", 422, "invalid_switch"),
-        ("strategy.100006.rule.blacklist", "off", 422, "invalid_switch"),
+        ("strategy.100006.rule.listed", "off", 422, "invalid_switch"),
         ("activity.999.draws", "off", 404, "unknown_activity"),
         ("strategy.999.rule.weight", "off", 404, "unknown_strategy"),
     ]

@@ -14,11 +14,13 @@ from raffle.domain.users import (
     AccountLocked,
     InvalidCredentials,
     NotAuthenticated,
+    SessionEnded,
     User,
     UserStatus,
 )
 from raffle.service import accounts, auth
 from raffle.service.draw import Draw, draw
+from raffle.service.points import earn, my_points
 from raffle.service.quotas import my_account
 from tests.integration.raffles import ACTIVITY, Build, campaign
 
@@ -41,6 +43,26 @@ async def _signed_in(raffle: Raffle, token: str) -> bool:
     return True
 
 
+async def _ended(raffle: Raffle, token: str) -> bool:
+    """Whether the token is told its session was ended (not merely unknown)."""
+    try:
+        await auth.authenticate(token, raffle.sessions)
+    except SessionEnded:
+        return True
+    except NotAuthenticated:
+        return False
+    return False
+
+
+async def _owned(raffle: Raffle, user: str, order_id: str) -> tuple[object, ...]:
+    """Everything of the user a lock must leave alone: chances, points and their orders,
+    the win and its raffle order."""
+    points = await my_points(user, shards=raffle.shards, before=None, limit=10)
+    async with raffle.shards.for_user(user) as uow:
+        win = await uow.wins.get(order_id)
+    return await _draws_left(raffle, user), points.account, points.orders, win
+
+
 async def _draws_left(raffle: Raffle, user: str) -> int:
     account = await my_account(
         user, ACTIVITY, catalogue=raffle.catalogue, shards=raffle.shards, clock=raffle.clock,
@@ -60,25 +82,40 @@ async def test_a_lock_ends_the_sessions_refuses_sign_in_and_keeps_what_is_owned(
         Draw("alice", ACTIVITY), catalogue=raffle.catalogue, shards=raffle.shards,
         stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
     )  # fmt: skip
-    left = await _draws_left(raffle, "alice")
+    async with raffle.shards.for_user("alice") as uow:
+        await earn(
+            uow, user_id="alice", amount=70, out_business_no="gift-1", reason="gift",
+            now=raffle.clock.now(),
+        )  # fmt: skip
+        await uow.commit()
+    before = await _owned(raffle, "alice", won.order_id)
     hers = [await _login(raffle, "alice"), await _login(raffle, "alice")]
     his = await _login(raffle, "bob")
 
-    locked = await accounts.lock("alice", by=None, uow=raffle.uow(), sessions=raffle.sessions)
+    locked = await accounts.lock(
+        "alice", by="root", reason="chargebacks", uow=raffle.uow(), sessions=raffle.sessions,
+        clock=raffle.clock,
+    )  # fmt: skip
 
     assert locked.status is UserStatus.LOCKED
-    assert [await _signed_in(raffle, t) for t in hers] == [False, False]
+    assert [await _ended(raffle, t) for t in hers] == [True, True]
     assert await _signed_in(raffle, his)
     with pytest.raises(AccountLocked):
         await _login(raffle, "alice")
     with pytest.raises(InvalidCredentials):
         await _login(raffle, "alice", "not her password")
+    assert await _owned(raffle, "alice", won.order_id) == before
 
-    await accounts.unlock("alice", uow=raffle.uow())
+    await accounts.unlock("alice", by="root", uow=raffle.uow(), clock=raffle.clock)
     assert await _signed_in(raffle, await _login(raffle, "alice"))
-    assert await _draws_left(raffle, "alice") == left
-    async with raffle.shards.for_user("alice") as uow:
-        assert await uow.wins.get(won.order_id) is not None
+    assert [await _ended(raffle, t) for t in hers] == [True, True]  # the old ones stay ended
+    assert await _owned(raffle, "alice", won.order_id) == before
+    assert before[1].available == 70  # type: ignore[attr-defined]
+    _, changes = await accounts.changes("alice", raffle.uow())
+    assert [(c.status, c.reason, c.by) for c in changes] == [
+        (UserStatus.ACTIVE, "", "root"),
+        (UserStatus.LOCKED, "chargebacks", "root"),
+    ]
 
 
 async def test_a_password_reset_ends_the_sessions_of_the_old_one(build: Build) -> None:
@@ -90,7 +127,7 @@ async def test_a_password_reset_ends_the_sessions_of_the_old_one(build: Build) -
         "alice", "a brand new one", uow=raffle.uow(), hasher=raffle.hasher,
         sessions=raffle.sessions,
     )  # fmt: skip
-    assert not await _signed_in(raffle, token)
+    assert await _ended(raffle, token)
     with pytest.raises(InvalidCredentials):
         await _login(raffle, "alice")
     assert await _signed_in(raffle, await _login(raffle, "alice", "a brand new one"))

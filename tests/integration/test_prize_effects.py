@@ -27,8 +27,9 @@ from raffle.domain.fulfilment import (
 )
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.service import ids
+from raffle.service.content import my_content
 from raffle.service.effects import deliver_content, deliver_coupon, deliver_physical
-from raffle.service.fulfilment import give_address, import_codes, my_access, pool_stats, ship
+from raffle.service.fulfilment import give_address, import_codes, pool_stats, ship
 from raffle.service.fulfilment import shipments as shipments_in
 from raffle.service.wins import my_wins
 from raffle.settings import Settings
@@ -188,9 +189,11 @@ async def test_content_granted_twice_and_at_once_is_granted_once(raffle: Raffle)
     await deliver(raffle, deliver_content, again)
 
     assert counted == {"ok": 20}
-    grants = await my_access("xiaofuge", shards=raffle.shards)
+    grants = [h.grant for h in await my_content("xiaofuge", uow=raffle.uow, shards=raffle.shards)]
     assert [(g.content_id, g.order_id) for g in grants] == [("course-1", win.order_id)]
-    assert await my_access("liergou", shards=raffle.shards) == []
+    assert [
+        h.grant for h in await my_content("liergou", uow=raffle.uow, shards=raffle.shards)
+    ] == []
 
 
 # --- physical prizes ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ from raffle.adapters.sessions import SLIDE_AFTER, RedisSessionStore, SqlSessionS
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.tables.config import session as session_table
 from raffle.adapters.sql.unit_of_work import create_engine
-from raffle.domain.users import NotAuthenticated, Session
+from raffle.domain.users import NotAuthenticated, Session, SessionEnded
 from raffle.service import auth
 from tests.unit.auth_fakes import START, FakeClock, FakeUserUnitOfWork
 
@@ -147,8 +147,12 @@ async def test_all_redis_sessions_of_a_user_end_at_once(
     await store.create(ALICE, _hash("alice, elsewhere"), HOUR)
     await store.create(Session("bob", False, START), _hash("bob"), 60)
     assert await store.end_all("alice") == 2
-    assert await store.touch(_hash("alice"), 60) is None
-    assert await store.touch(_hash("alice, elsewhere"), 60) is None
+    # The mark keeps the session's own expiry: gone when the session would have been.
+    assert 0 < await redis.ttl(prefix + _hash("alice")) <= 60
+    assert 60 < await redis.ttl(prefix + _hash("alice, elsewhere")) <= HOUR
+    for ended in ("alice", "alice, elsewhere"):  # told ended, not merely unknown
+        with pytest.raises(SessionEnded):
+            await store.touch(_hash(ended), 60)
     assert await store.touch(_hash("bob"), 60) is not None
     assert await redis.exists(f"{prefix}user:alice") == 0
     assert await store.end_all("alice") == 0
@@ -226,9 +230,26 @@ async def test_all_sql_sessions_of_a_user_end_at_once(engine: AsyncEngine) -> No
     await store.create(ALICE, _hash("alice, elsewhere"), HOUR)
     await store.create(Session("bob", False, START), _hash("bob"), HOUR)
     assert await store.end_all("alice") == 2
-    assert await store.touch(_hash("alice"), HOUR) is None
-    assert await store.touch(_hash("alice, elsewhere"), HOUR) is None
+    for ended in ("alice", "alice, elsewhere"):  # told ended, not merely unknown
+        with pytest.raises(SessionEnded):
+            await store.touch(_hash(ended), HOUR)
     assert await store.touch(_hash("bob"), HOUR) is not None
+    assert await store.end_all("alice") == 0  # ended once
+
+
+async def test_an_ended_sql_session_is_kept_until_it_would_have_expired(
+    engine: AsyncEngine,
+) -> None:
+    clock = FakeClock()
+    store = SqlSessionStore(engine, clock)
+    await store.create(ALICE, _hash("alice"), 60)
+    await store.end_all("alice")
+    clock.advance(30)
+    with pytest.raises(SessionEnded):
+        await store.touch(_hash("alice"), 60)  # not slid by the touch either
+    clock.advance(30)
+    assert await store.touch(_hash("alice"), 60) is None
+    assert await store.delete_expired() == 0  # the expired touch dropped it
 
 
 async def test_sql_deletes_the_sessions_left_to_expire(engine: AsyncEngine) -> None:

@@ -48,7 +48,7 @@ FULL = Strategy(
         StrategyPrize(100, Decimal("0.5"), sort=0),  # `sort` is the display order only
     ),
     fallback=Fallback(100, points=(1, 100)),
-    rules=(("blacklist", "104:user001,user002"), ("weight", "60:102,103 200:101")),
+    rules=(("listed", "104:user001,user002"), ("weight", "60:102,103 200:101")),
     exhaustion=Exhaustion.REDISTRIBUTE,
     description="新年大转盘",
 )
@@ -141,8 +141,21 @@ async def test_a_strategy_comes_back_equal_to_what_was_saved(engine: AsyncEngine
     assert full is not None
     assert [p.weight for p in full.prizes] == [300_000, 100, 1, 0, 500_000]
     assert [p.award_id for p in full.prizes] == [101, 102, 103, 104, 100]  # saved order
-    assert full.rules[0][0] == "blacklist"
+    assert full.rules[0][0] == "listed"
     assert full.rules[1][0] == "weight"
+
+
+async def test_a_rule_stored_under_its_old_name_reads_under_the_new(engine: AsyncEngine) -> None:
+    await _save(engine, FULL)
+    async with engine.begin() as connection:  # as a strategy saved before the rename left it
+        await connection.execute(
+            strategy_rule.update()
+            .where(strategy_rule.c.strategy_id == FULL.id, strategy_rule.c.rule_model == "listed")
+            .values(rule_model="blacklist")
+        )
+    stored = await _get(engine, FULL.id)
+    assert stored == FULL
+    assert stored.rules[0] == ("listed", "104:user001,user002")
 
 
 async def test_saving_again_replaces_prizes_and_rules(engine: AsyncEngine) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Self
 
-from raffle.domain.users import Session, User
+from raffle.domain.users import Session, SessionEnded, StatusChange, User
 from tests.unit.fakes import FakeClock, FakeUsers
 
 START = FakeClock().now()
@@ -19,10 +19,11 @@ class FakeUserUnitOfWork:
 
     def __init__(self) -> None:
         self.committed_users: dict[str, User] = {}
+        self.committed_changes: list[StatusChange] = []
         self.commits = 0
 
     async def __aenter__(self) -> Self:
-        self.users = FakeUsers(dict(self.committed_users))
+        self.users = FakeUsers(dict(self.committed_users), list(self.committed_changes))
         return self
 
     async def __aexit__(
@@ -35,6 +36,7 @@ class FakeUserUnitOfWork:
 
     async def commit(self) -> None:
         self.committed_users = dict(self.users.rows)
+        self.committed_changes = list(self.users.changed)
         self.commits += 1
 
 
@@ -59,6 +61,7 @@ class FakeSessionStore:
     def __init__(self, clock: FakeClock) -> None:
         self.clock = clock
         self.rows: dict[str, Session] = {}
+        self.ended: set[str] = set()  # kept in `rows` until they would have expired
 
     async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
         self.rows[token_hash] = replace(session, expires_at=self._expiry(ttl_seconds))
@@ -67,17 +70,24 @@ class FakeSessionStore:
         session = self.rows.get(token_hash)
         if session is None or session.expires_at <= self.clock.now():
             self.rows.pop(token_hash, None)
+            self.ended.discard(token_hash)
             return None
+        if token_hash in self.ended:
+            raise SessionEnded("ended")
         session = self.rows[token_hash] = replace(session, expires_at=self._expiry(ttl_seconds))
         return session
 
     async def delete(self, token_hash: str) -> None:
         self.rows.pop(token_hash, None)
+        self.ended.discard(token_hash)
 
     async def end_all(self, user_id: str) -> int:
-        ended = [key for key, session in self.rows.items() if session.user_id == user_id]
-        for key in ended:
-            del self.rows[key]
+        ended = [
+            key
+            for key, session in self.rows.items()
+            if session.user_id == user_id and key not in self.ended
+        ]
+        self.ended.update(ended)
         return len(ended)
 
     def _expiry(self, ttl_seconds: int) -> datetime:

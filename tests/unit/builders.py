@@ -50,7 +50,7 @@ def awards(*ids: int, random_points: Mapping[int, str] | None = None) -> dict[in
 def engine(rates: Mapping[int, str], **options: object) -> DrawEngine:
     built = strategy(rates, **options)  # type: ignore[arg-type]
     extra = {
-        int(x) for rule, value in built.rules if rule == "blacklist" for x in [value.split(":")[0]]
+        int(x) for rule, value in built.rules if rule == "listed" for x in [value.split(":")[0]]
     }
     return DrawEngine(built, awards(*rates, *extra))
 

@@ -16,6 +16,7 @@ from typing import Any, Self
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
+from raffle.domain.content import Content, ContentState
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
@@ -26,7 +27,7 @@ from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.route_trees import RouteTree, TreeVersion
 from raffle.domain.strategy import Strategy
-from raffle.domain.users import User, UserStatus
+from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import Credit
 from raffle.service.ports.metrics import Unmeasured
@@ -91,6 +92,7 @@ class ConfigStore:
     # name -> every version saved, in order (None: a deletion)
     route_trees: dict[str, list[TreeVersion | None]] = field(default_factory=dict)
     prize_images: dict[str, PrizeImage] = field(default_factory=dict)
+    content: dict[str, Content] = field(default_factory=dict)
 
 
 class FakePrizeImages:
@@ -105,6 +107,39 @@ class FakePrizeImages:
 
     async def known(self, image_ids: Collection[str]) -> set[str]:
         return {i for i in image_ids if i in self.s.prize_images}
+
+
+class FakeContent:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def add(self, content: Content) -> bool:
+        if content.id in self.s.content:
+            return False
+        self.s.content[content.id] = content
+        return True
+
+    async def get(self, content_id: str) -> Content | None:
+        return self.s.content.get(content_id)
+
+    async def replace(self, content: Content, was: ContentState) -> bool:
+        stored = self.s.content.get(content.id)
+        if stored is None or stored.state is not was:
+            return False
+        self.s.content[content.id] = replace(content, created_at=stored.created_at)
+        return True
+
+    async def listing(
+        self, states: Collection[ContentState] | None, after: str | None, limit: int
+    ) -> list[Content]:
+        found = [
+            c for i, c in sorted(self.s.content.items())
+            if (states is None or c.state in states) and (after is None or i > after)
+        ]  # fmt: skip
+        return found[:limit]
+
+    async def many(self, content_ids: Collection[str]) -> dict[str, Content]:
+        return {i: self.s.content[i] for i in content_ids if i in self.s.content}
 
 
 class FakeRouteTrees:
@@ -281,8 +316,9 @@ class FakeSkus:
 
 
 class FakeUsers:
-    def __init__(self, rows: dict[str, User]) -> None:
+    def __init__(self, rows: dict[str, User], changed: list[StatusChange] | None = None) -> None:
         self.rows = rows
+        self.changed = [] if changed is None else changed  # oldest first
 
     async def add(self, user: User) -> bool:
         if user.id in self.rows:
@@ -307,6 +343,12 @@ class FakeUsers:
 
     async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
         return self._update(user_id, password_hash=password_hash)
+
+    async def record(self, change: StatusChange) -> None:
+        self.changed.append(change)
+
+    async def changes(self, user_id: str, limit: int) -> list[StatusChange]:
+        return [c for c in reversed(self.changed) if c.user_id == user_id][:limit]
 
     def _update(self, user_id: str, **values: Any) -> bool:
         if user_id not in self.rows:
@@ -364,6 +406,7 @@ class FakeUnitOfWork(_Transaction):
         self.participation = FakeParticipation(self.store)
         self.route_trees = FakeRouteTrees(self.store)
         self.prize_images = FakePrizeImages(self.store)
+        self.content = FakeContent(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------
@@ -636,6 +679,9 @@ class FakeGrants:
     async def of_user(self, user_id: str) -> list[AccessGrant]:
         mine = [g for g in self.s.grants.values() if g.user_id == user_id]
         return sorted(mine, key=lambda g: (g.granted_at, g.content_id))
+
+    async def get(self, user_id: str, content_id: str) -> AccessGrant | None:
+        return self.s.grants.get((user_id, content_id))
 
 
 class FakeShipments:

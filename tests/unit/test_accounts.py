@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -13,7 +14,9 @@ from raffle.domain.users import (
     InvalidCredentials,
     InvalidInput,
     Session,
+    SessionEnded,
     UnknownUser,
+    User,
     UserStatus,
 )
 from raffle.service import accounts, auth
@@ -43,10 +46,28 @@ class World:
         )
 
     async def signed_in(self, token: str) -> bool:
-        return await self.sessions.touch(auth.token_hash(token), 60) is not None
+        """Whether the token's session is live; an ended one must say so (SessionEnded)."""
+        try:
+            return await self.sessions.touch(auth.token_hash(token), 60) is not None
+        except SessionEnded:
+            return False
 
-    async def lock(self, name: str = "alice", by: str | None = "root") -> None:
-        await accounts.lock(name, by=by, uow=self.uow, sessions=self.sessions)
+    async def ended(self, token: str) -> bool:
+        with pytest.raises(SessionEnded):
+            await auth.authenticate(token, self.sessions)
+        return True
+
+    async def lock(
+        self, name: str = "alice", by: str | None = "root", reason: str = "fraud"
+    ) -> None:
+        await accounts.lock(
+            name, by=by, reason=reason, uow=self.uow, sessions=self.sessions, clock=self.clock
+        )
+
+    async def unlock(self, name: str = "alice") -> User:
+        return await accounts.unlock(
+            name, by="root", reason="cleared", uow=self.uow, clock=self.clock
+        )
 
 
 @pytest.fixture
@@ -69,9 +90,33 @@ async def test_locking_ends_every_session_of_the_user_and_refuses_sign_in(world:
     assert not await world.signed_in(first)
     assert not await world.signed_in(second)
     assert await world.signed_in(bobs)  # only hers
+    assert await world.ended(first)
+    assert await world.ended(second)
     with pytest.raises(AccountLocked):
         await world.login()
-    assert not world.sessions.rows.keys() - {auth.token_hash(bobs)}
+
+
+async def test_a_lock_and_an_unlock_keep_who_when_and_why(world: World) -> None:
+    await world.lock(reason="chargebacks")
+    world.clock.advance(60)
+    await world.unlock()
+
+    user, changes = await accounts.changes("alice", world.uow)
+
+    assert user.status is UserStatus.ACTIVE
+    assert [(c.status, c.reason, c.by) for c in changes] == [
+        (UserStatus.ACTIVE, "cleared", "root"),
+        (UserStatus.LOCKED, "chargebacks", "root"),
+    ]
+    assert changes[0].at - changes[1].at == timedelta(seconds=60)
+
+
+async def test_a_reason_too_long_changes_nothing(world: World) -> None:
+    token, _ = await world.login()
+    with pytest.raises(InvalidInput):
+        await world.lock(reason="x" * 256)
+    assert world.uow.committed_users["alice"].status is UserStatus.ACTIVE
+    assert await world.signed_in(token)
 
 
 async def test_a_locked_account_with_a_wrong_password_is_told_only_that(world: World) -> None:
@@ -82,7 +127,7 @@ async def test_a_locked_account_with_a_wrong_password_is_told_only_that(world: W
 
 async def test_unlocking_restores_sign_in(world: World) -> None:
     await world.lock()
-    user = await accounts.unlock("alice", uow=world.uow)
+    user = await world.unlock()
     assert user.status is UserStatus.ACTIVE
     token, _ = await world.login()
     assert await world.signed_in(token)
@@ -116,7 +161,7 @@ async def test_locking_or_unlocking_nobody_is_unknown_user(world: World) -> None
     with pytest.raises(UnknownUser):
         await world.lock("nobody")
     with pytest.raises(UnknownUser):
-        await accounts.unlock("nobody", uow=world.uow)
+        await world.unlock("nobody")
 
 
 async def test_a_password_reset_takes_the_new_one_and_ends_the_sessions(world: World) -> None:

@@ -19,11 +19,11 @@ from raffle.domain.fulfilment import (
     Shipment,
     ShipmentState,
 )
+from raffle.service.content import my_content
 from raffle.service.effects import deliver_content, deliver_coupon, deliver_physical
 from raffle.service.fulfilment import (
     give_address,
     import_codes,
-    my_access,
     pool_stats,
     ship,
     shipments,
@@ -168,9 +168,9 @@ async def test_content_is_granted_once() -> None:
     await deliver(w, win("o1", CONTENT))
     await deliver(w, win("o2", CONTENT))  # the same content won again: held already
 
-    grants = await my_access("alice", shards=w.shards)
+    grants = [h.grant for h in await my_content("alice", uow=w.uow, shards=w.shards)]
     assert [(g.content_id, g.order_id) for g in grants] == [("course-1", "o1")]
-    assert await my_access("bob", shards=w.shards) == []
+    assert [h.grant for h in await my_content("bob", uow=w.uow, shards=w.shards)] == []
 
 
 # --- physical prizes ----------------------------------------------------------------------

@@ -44,15 +44,15 @@ def test_the_remainder_goes_to_the_fallback() -> None:
     }
 
 
-def test_blacklisted_users_get_the_fixed_prize() -> None:
-    e = engine({2: "0.5", 3: "0.5"}, rules=(("blacklist", "9:bob,carol"),))
+def test_listed_users_get_the_fixed_prize() -> None:
+    e = engine({2: "0.5", 3: "0.5"}, rules=(("listed", "9:bob,carol"),))
     assert {o.award_id for o in draw_many(e, ctx(user="bob"), 50)} == {9}
-    assert {o.rule for o in draw_many(e, ctx(user="bob"), 5)} == {"blacklist"}
+    assert {o.rule for o in draw_many(e, ctx(user="bob"), 5)} == {"listed"}
     assert 9 not in {o.award_id for o in draw_many(e, ctx(user="alice"), 200)}
 
 
-def test_a_blacklist_prize_passes_the_stock_check() -> None:
-    e = engine({2: "0.5", 9: "0"}, stock={9: 2}, rules=(("blacklist", "9:bob"),))
+def test_a_listed_prize_passes_the_stock_check() -> None:
+    e = engine({2: "0.5", 9: "0"}, stock={9: 2}, rules=(("listed", "9:bob"),))
     outcomes = draw_many(e, ctx(user="bob"), 5)
     assert [o.award_id for o in outcomes] == [9, 9, FALLBACK, FALLBACK, FALLBACK]
     assert outcomes[2].rule == "stock"
@@ -79,8 +79,8 @@ def test_weight_tiers_start_exactly_at_their_threshold(
         assert {o.rule for o in draw_many(e, ctx(draw_count), 20)} == {"weight"}
 
 
-def test_blacklist_runs_before_weight_when_configured_first() -> None:
-    e = engine(BIG_MARKET, rules=(("blacklist", "100:bob"), ("weight", TIERS)))
+def test_listed_runs_before_weight_when_configured_first() -> None:
+    e = engine(BIG_MARKET, rules=(("listed", "100:bob"), ("weight", TIERS)))
     assert e.odds(ctx(500, user="bob")) == {100: 1}
     assert set(e.odds(ctx(500, user="alice"))) == {106, 107}
 
@@ -164,7 +164,7 @@ def test_chi_square_of_the_full_pipeline_at_100k_draws() -> None:
     e = engine(
         BIG_MARKET,
         locks={107: 1, 108: 2, 109: 3},
-        rules=(("blacklist", "100:bob"), ("weight", TIERS)),
+        rules=(("listed", "100:bob"), ("weight", TIERS)),
     )
     for c in (ctx(1), ctx(3), ctx(60)):
         rng, stock = SystemRandomSource(), MemoryStock([e.strategy])

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from raffle.bootstrap import bootstrap
 from raffle.entrypoints.http import (
+    content_schemas,
     engagement_schemas,
     participation_schemas,
     prize_pool_schemas,
@@ -133,6 +134,7 @@ def test_every_number_string_and_list_a_request_carries_is_bounded(
 def test_each_models_example_is_valid() -> None:
     modules = (
         schemas, engagement_schemas, prize_schemas, participation_schemas, route_tree_schemas,
+        content_schemas,
         tag_schemas, campaigns, delivery, prize_pool_schemas,
     )  # fmt: skip
     models = [

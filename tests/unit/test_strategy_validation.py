@@ -62,7 +62,7 @@ def test_unknown_awards_are_refused_with_their_position() -> None:
         ((("weight", "sixty:102"),), "weight tier must read"),
         ((("weight", "60:102 60:103"),), "threshold 60 is given twice"),
         ((("weight", "60:104"),), "rate 0"),
-        ((("blacklist", "102"),), "blacklist must read"),
+        ((("listed", "102"),), "listed must read"),
     ],
 )
 def test_bad_rules_are_refused(rules: tuple[tuple[str, str], ...], message: str) -> None:
@@ -71,12 +71,12 @@ def test_bad_rules_are_refused(rules: tuple[tuple[str, str], ...], message: str)
     assert error.value.path[0] == "rules"
 
 
-def test_a_blacklist_award_must_exist() -> None:
+def test_a_listed_award_must_exist() -> None:
     from raffle.domain.engine import DrawEngine
 
-    with pytest.raises(InvalidConfig, match="blacklist award 555 is not a known award"):
+    with pytest.raises(InvalidConfig, match="listed award 555 is not a known award"):
         DrawEngine(
-            strategy({}, rules=(("blacklist", "555:bob"),)), {1: Award(1, AwardKind.THANKS, "t")}
+            strategy({}, rules=(("listed", "555:bob"),)), {1: Award(1, AwardKind.THANKS, "t")}
         )
 
 

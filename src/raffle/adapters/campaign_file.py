@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from raffle.adapters.campaign_content import ContentFileIn, declared
 from raffle.adapters.campaign_pack import folder_files, unpack
 from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.campaign_prize_cards import ImageShelf, PackedFiles, PrizeCardIn
@@ -137,6 +138,7 @@ class ActivityIn(_Model):
     award_num_limit: Count | None = None  # total winners of the activity
     join_people_total_limit: Count | None = None  # total participants
     perfect_activity: bool = False  # every draw wins a real prize while stock lasts
+    join_code_required: bool = False  # a draw needs a join code the user redeemed
 
 
 class SkuIn(_Model):
@@ -170,6 +172,7 @@ class CampaignIn(_Model):
     # pool name -> codes. Quote codes that look like numbers: YAML reads 007 as 7.
     code_pools: dict[Text64, Any] = {}
     trees: list[Any] = []  # decision trees: their JSON document (route_tree_documents.py)
+    content: list[Any] = []  # paid content
 
 
 ITEMS: dict[str, type[BaseModel]] = {
@@ -180,6 +183,7 @@ ITEMS: dict[str, type[BaseModel]] = {
     "skus": SkuIn,
     "rebates": RebateIn,
     "tags": TagFileIn,
+    "content": ContentFileIn,
 }
 CODES = TypeAdapter(list[str])
 
@@ -285,6 +289,7 @@ def _to_domain(
         trees=each("trees", _tree),
         tags=each("tags", tag_definition),
         images=tuple(shelf.images.values()),
+        content=each("content", declared),
     )
     return campaign, kept
 
@@ -340,6 +345,7 @@ def _activity(a: ActivityIn) -> Activity:
         state=a.state,
         welcome_pack=a.welcome_pack,
         caps=Caps(a.award_num_limit, a.join_people_total_limit, a.perfect_activity),
+        join_code_required=a.join_code_required,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from raffle.adapters.campaign_content import written as written_content
 from raffle.adapters.campaign_policies import written as written_participation
 from raffle.adapters.campaign_prize_cards import written as written_card
 from raffle.domain.activity import Activity
@@ -44,6 +45,7 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
         "code_pools": {p.name: list(p.codes) for p in campaign.code_pools},
         "trees": [_tree(t) for t in campaign.trees],
         "tags": [_tag(t) for t in campaign.tags],
+        "content": [written_content(c) for c in campaign.content],
     }
     return {section: items for section, items in document.items() if items}
 
@@ -134,6 +136,8 @@ def _activity(a: Activity, participation: Participation | None) -> dict[str, Any
         written["join_people_total_limit"] = a.caps.participants
     if a.caps.perfect:
         written["perfect_activity"] = True
+    if a.join_code_required:
+        written["join_code_required"] = True
     return written
 
 

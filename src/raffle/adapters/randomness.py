@@ -60,3 +60,11 @@ class SeededRandomSource:
 
     def below(self, n: int) -> int:
         return self._random.randrange(n)
+
+
+class SecretsRandomSource:
+    """Uniform integers from `secrets.randbelow`, one call each: for join codes, which are
+    secrets themselves and few, so none of their randomness waits in a buffer."""
+
+    def below(self, n: int) -> int:
+        return secrets.randbelow(n)

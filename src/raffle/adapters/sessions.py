@@ -2,6 +2,8 @@
 
 Both are keyed by the SHA-256 of the token, never the token itself, and slide the expiry to
 `ttl_seconds` from now on `touch` (SQL: once a little of the TTL has passed, see SLIDE_AFTER).
+A session ended by `end_all` (a lock, a new password) stays, marked ended, until it would
+have expired, so that its token is told SessionEnded rather than "not signed in".
 """
 
 from __future__ import annotations
@@ -19,21 +21,29 @@ from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.tables.config import session as session_table
 from raffle.adapters.sql.transaction import transaction
-from raffle.domain.users import Session
+from raffle.domain.users import Session, SessionEnded
 from raffle.service.ports import Clock
 
 # A session's expiry slides only once this share of its TTL has passed since the last slide:
 # most requests then just read it (on SQLite a write is a turn of the process's one writer).
 # It may so expire up to that share of the TTL earlier than "TTL after the last use".
 SLIDE_AFTER = 0.01
+ENDED = "an operator ended this session: sign in again"
 
 _BY_TOKEN = session_table.c.token_hash == bindparam("token")
-_FIND = select(session_table.c.user_id, session_table.c.is_admin, session_table.c.expires_at).where(
-    _BY_TOKEN
-)
+_FIND = select(
+    session_table.c.user_id,
+    session_table.c.is_admin,
+    session_table.c.expires_at,
+    session_table.c.ended_at,
+).where(_BY_TOKEN)
 _SLIDE = (
     update(session_table)
-    .where(_BY_TOKEN, session_table.c.expires_at > bindparam("now"))
+    .where(
+        _BY_TOKEN,
+        session_table.c.expires_at > bindparam("now"),
+        session_table.c.ended_at.is_(None),
+    )
     .values(expires_at=bindparam("slid_to"))
 )
 _DROP_EXPIRED = delete(session_table).where(
@@ -65,7 +75,9 @@ class SqlSessionStore:
         if self._reader is not None and (row := self._reader.find(token_hash)) is not None:
             # Most touches only read: on SQLite without a transaction, nor the writer's turn.
             # An expired session, or one due to slide, goes the way below (a write).
-            user_id, is_admin, expires_at = row
+            user_id, is_admin, expires_at, ended = row
+            if now < expires_at and ended:
+                raise SessionEnded(ENDED)
             if now < expires_at and (wanted - expires_at).total_seconds() < (
                 ttl_seconds * SLIDE_AFTER
             ):
@@ -78,12 +90,14 @@ class SqlSessionStore:
             if row.expires_at <= now:
                 await connection.execute(_DROP_EXPIRED, params)
                 return None
+            if row.ended_at is not None:
+                raise SessionEnded(ENDED)
             expires_at = row.expires_at
             if (wanted - expires_at).total_seconds() >= ttl_seconds * SLIDE_AFTER:
                 # Guarded by the expiry, so a session never outlives it by a race; MariaDB
                 # counts matched rows, not changed ones (SQLAlchemy asks for FOUND_ROWS).
                 if (await connection.execute(_SLIDE, params)).rowcount == 0:
-                    return None  # deleted (logged out) since the SELECT
+                    return None  # deleted (logged out) or ended since the SELECT
                 expires_at = wanted
         return Session(user_id=row.user_id, is_admin=row.is_admin, expires_at=expires_at)
 
@@ -94,9 +108,12 @@ class SqlSessionStore:
             )
 
     async def end_all(self, user_id: str) -> int:
+        t = session_table
         async with transaction(self._engine) as connection:
             result = await connection.execute(
-                delete(session_table).where(session_table.c.user_id == user_id)
+                update(t)
+                .where(t.c.user_id == user_id, t.c.ended_at.is_(None))
+                .values(ended_at=self._clock.now())
             )
         return result.rowcount
 
@@ -117,16 +134,17 @@ class _SqliteReader:
     Opened on first use, closed with the engine.
     """
 
-    _SQL = f"SELECT user_id, is_admin, expires_at FROM {session_table.name} WHERE token_hash = ?"  # noqa: S608
+    _COLUMNS = "user_id, is_admin, expires_at, ended_at IS NOT NULL"
+    _SQL = f"SELECT {_COLUMNS} FROM {session_table.name} WHERE token_hash = ?"  # noqa: S608
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._path = str(engine.url.database)
         self._connection: sqlite3.Connection | None = None
         event.listen(engine.sync_engine, "engine_disposed", lambda _engine: self.close())
 
-    def find(self, token_hash: str) -> tuple[str, bool, datetime] | None:
-        """The session's user, role and expiry; None if absent or unreadable right now (the
-        caller then asks in a transaction)."""
+    def find(self, token_hash: str) -> tuple[str, bool, datetime, bool] | None:
+        """The session's user, role, expiry and whether it was ended; None if absent or
+        unreadable right now (the caller then asks in a transaction)."""
         try:
             if self._connection is None:
                 self._connection = self._open()
@@ -137,8 +155,9 @@ class _SqliteReader:
             return None
         if not rows:
             return None
-        user_id, is_admin, expires_at = rows[0]
-        return user_id, bool(is_admin), datetime.fromisoformat(expires_at).replace(tzinfo=UTC)
+        user_id, is_admin, expires_at, ended = rows[0]
+        at = datetime.fromisoformat(expires_at).replace(tzinfo=UTC)
+        return user_id, bool(is_admin), at, bool(ended)
 
     def _open(self) -> sqlite3.Connection:
         # mode=rw: never creates the file. A short timeout: it blocks the loop, and a miss
@@ -200,6 +219,8 @@ class RedisSessionStore:
         if value is None:
             return None
         fields = json.loads(value)
+        if fields.get("ended"):
+            raise SessionEnded(ENDED)
         return Session(
             user_id=fields["user_id"],
             is_admin=fields["is_admin"],
@@ -210,12 +231,18 @@ class RedisSessionStore:
         await self._redis.delete(self._prefix + token_hash)
 
     async def end_all(self, user_id: str) -> int:
+        """Each session's value becomes the mark of an ended one, its expiry kept (XX: a
+        session that expired meanwhile is not brought back)."""
         sessions = self._of_user(user_id)
         keys = await self._members(sessions)
-        ended = await self._each(keys, "DEL")
+        ended = 0
         if keys:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.execute_command("SET", key, _ENDED_MARK, "XX", "KEEPTTL")
+                ended = sum(bool(answer) for answer in await pipe.execute())
             await self._redis.srem(sessions, *keys)
-        return sum(ended)
+        return ended
 
     async def delete_expired(self) -> int:
         return 0  # Redis expires the keys itself
@@ -243,6 +270,9 @@ class RedisSessionStore:
             for key in keys:
                 pipe.execute_command(command, key)
             return [int(answer) for answer in await pipe.execute()]
+
+
+_ENDED_MARK = json.dumps({"ended": True})
 
 
 def _text(value: bytes | str) -> str:

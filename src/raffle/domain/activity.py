@@ -58,6 +58,7 @@ class Activity:
     state: ActivityState = ActivityState.EDIT
     welcome_pack: int | None = None  # quota pack granted on a user's first visit
     caps: Caps = NO_CAPS  # total winners and participants, every draw wins
+    join_code_required: bool = False  # a draw needs a join code redeemed by the user
 
     def __post_init__(self) -> None:
         if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award, AwardKind
+from raffle.domain.content import DeclaredContent
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, Path
 from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
@@ -37,6 +38,9 @@ class Campaign:
     tags: tuple[TagDefinition, ...] = ()
     # The uploaded images its prizes show that come with it (a packed file's, an export's).
     images: tuple[PrizeImage, ...] = ()
+    # Paid content; content awards may name content stored or of no catalogue at all (old
+    # files), so they are not checked against it.
+    content: tuple[DeclaredContent, ...] = ()
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -45,6 +49,7 @@ class Campaign:
         found += _duplicates("packs", [p.id for p in self.packs])
         found += _duplicates("activities", [a.id for a in self.activities])
         found += _duplicates("skus", [s.sku for s in self.skus], key="sku")
+        found += _duplicates("content", [c.id for c in self.content])
         catalogue = {a.id: a for a in self.awards}
         for i, strategy in enumerate(self.strategies):
             try:
@@ -227,8 +232,8 @@ def _missing(kind: str, id_: int, path: tuple[str | int, ...]) -> InvalidConfig:
     return InvalidConfig(f"{kind} {id_} is not in the campaign", path)
 
 
-def _duplicates(section: str, ids: list[int], key: str = "id") -> list[InvalidConfig]:
-    seen: set[int] = set()
+def _duplicates(section: str, ids: Sequence[int | str], key: str = "id") -> list[InvalidConfig]:
+    seen: set[int | str] = set()
     found = []
     for i, id_ in enumerate(ids):
         if id_ in seen:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Protocol
 
@@ -12,12 +12,14 @@ from raffle.domain.errors import InvalidConfig
 from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import (
     DEFAULT,
+    GUARANTEE,
     POST_DRAW,
     PRE_DRAW,
     DrawContext,
     PostDrawRule,
     PreDrawRule,
     Selection,
+    parse_guarantees,
 )
 from raffle.domain.sampler import AliasTable
 from raffle.domain.strategy import Exhaustion, Strategy
@@ -33,7 +35,7 @@ LOSE = "lose"  # an award of kind thanks: nothing to deliver ("thanks for playin
 @dataclass(frozen=True, slots=True)
 class Outcome:
     award_id: int
-    rule: str  # what decided it: default, blacklist, weight; or lock / stock for the fallback
+    rule: str  # what decided it: default, listed, weight, guarantee; or lock / stock (fallback)
     points: int | None = None  # drawn now for random-points awards, so delivery is replayable
 
 
@@ -47,7 +49,8 @@ class DrawEngine:
     """Runs a strategy: pre-draw rules, the exact pick, post-draw rules, then stock.
 
     It keeps which stocked prizes it has seen run out: in `redistribute` mode they leave
-    the tables, in `fallback` mode landing on them yields the fallback.
+    the tables, in `fallback` mode landing on them yields the fallback. A guarantee draws
+    among its prizes with stock left in either mode; when none has any, it steps aside.
 
     `perfect` (every draw wins, seed 004 `perfect_activity`): only real prizes (neither the
     fallback nor "thanks") are drawn, at their rates renormalised over those with stock
@@ -86,7 +89,7 @@ class DrawEngine:
         """One whole draw; stock is taken only for the prize finally handed out."""
         outcome = self.choose(ctx, rng)
         while self.needs_stock(outcome) and not stock.take(self.strategy.id, outcome.award_id):
-            outcome = self.on_exhausted(outcome.award_id, ctx, rng)
+            outcome = self.on_exhausted(outcome, ctx, rng)
         return outcome
 
     def outcome(self, award_id: int) -> str:
@@ -103,7 +106,7 @@ class DrawEngine:
 
     def choose(self, ctx: DrawContext, rng: RandomSource) -> Outcome:
         """The prize this draw hands out if its stock can be taken: no I/O here."""
-        selection = self._select(ctx)
+        selection = self.select(ctx)
         award_id = self._pick(selection.pool, rng)
         if award_id is None:
             return self.fallback(rng, "stock")
@@ -117,10 +120,12 @@ class DrawEngine:
                 return self.fallback(rng, "stock")
         return Outcome(award_id, selection.rule, self._draw_points(award_id, rng))
 
-    def on_exhausted(self, award_id: int, ctx: DrawContext, rng: RandomSource) -> Outcome:
-        """What the draw yields instead when `award_id` turned out to have no stock left."""
-        self.mark_exhausted(award_id)
-        if self._renormalise:
+    def on_exhausted(self, outcome: Outcome, ctx: DrawContext, rng: RandomSource) -> Outcome:
+        """What the draw yields instead when `outcome`'s prize turned out to have no stock
+        left: a guaranteed draw draws again among the guarantee's prizes left (or, with none
+        left, is an ordinary draw); other draws as the exhaustion mode says."""
+        self.mark_exhausted(outcome.award_id)
+        if self._renormalise or outcome.rule == GUARANTEE:
             return self.choose(ctx, rng)
         return self.fallback(rng, "stock")
 
@@ -132,7 +137,7 @@ class DrawEngine:
 
     def odds(self, ctx: DrawContext) -> dict[int, Fraction]:
         """The exact probability of each award for this context, rules and exhaustion applied."""
-        pool = self._select(ctx).pool
+        pool = self.select(ctx).pool
         if pool is not None and len(pool) == 1:
             picked = {next(iter(pool)): Fraction(1)}
         else:
@@ -149,10 +154,16 @@ class DrawEngine:
             odds[winner] = odds.get(winner, Fraction(0)) + mass
         return odds
 
-    def _select(self, ctx: DrawContext) -> Selection:
+    def select(self, ctx: DrawContext) -> Selection:
+        """The pool the first pre-draw rule that applies draws from (a guarantee's only
+        among its prizes with stock left); DEFAULT, the whole table, if none applies."""
         for rule in self._pre:
-            if (selection := rule(ctx)) is not None:
+            if (selection := rule(ctx)) is None:
+                continue
+            if not selection.kept or selection.pool is None:
                 return selection
+            if live := selection.pool - self._exhausted:
+                return Selection(selection.rule, live, kept=True)
         return DEFAULT
 
     def _pick(self, pool: frozenset[int] | None, rng: RandomSource) -> int | None:
@@ -210,7 +221,29 @@ def _compile_pre(strategy: Strategy, awards: Mapping[int, Award]) -> tuple[PreDr
             compiled.append(PRE_DRAW[name](value, strategy, awards))
         except InvalidConfig as error:
             raise error.at("rules", name) from None
+    _check_guarantees_apply(strategy, awards, compiled)
     return tuple(compiled)
+
+
+NOBODY = DrawContext("", 1)  # a user no listed-users rule lists: user ids are never empty
+
+
+def _check_guarantees_apply(
+    strategy: Strategy, awards: Mapping[int, Award], compiled: list[PreDrawRule]
+) -> None:
+    """A guarantee published but decided by a rule before it would be a false promise."""
+    for i, (name, value) in enumerate(strategy.rules):
+        if name != GUARANTEE:
+            continue
+        for draw in parse_guarantees(value, strategy, awards):
+            ctx = replace(NOBODY, draw_count=draw)
+            for (earlier, _), rule in zip(strategy.rules[:i], compiled[:i], strict=True):
+                if rule(ctx) is not None:
+                    raise InvalidConfig(
+                        f"guarantee {draw} never applies: the {earlier} rule written before "
+                        f"it decides draw {draw}; write the guarantee first",
+                        ("rules", name),
+                    )
 
 
 def _compile_post(strategy: Strategy) -> dict[int, tuple[tuple[str, PostDrawRule], ...]]:

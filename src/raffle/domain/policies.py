@@ -34,12 +34,7 @@ class Period(StrEnum):
         """The period `now` falls in, in the activity's time zone (`zone`)."""
         if self is Period.PERMANENT:
             return "all"
-        local = local_day(zone, now)
-        if self is Period.WEEK:
-            year, week, _ = local.isocalendar()
-            return f"{year}-W{week:02d}"
-        width = {Period.DAY: 10, Period.MONTH: 7, Period.YEAR: 4}[self]
-        return local.isoformat()[:width]
+        return _period_of_minute(self, zone, int(now.timestamp() // 60))
 
 
 def local_day(zone: str, now: datetime) -> date:
@@ -52,6 +47,17 @@ def _day_of_minute(zone: str, minute: int) -> date:
     """The day in `zone` during the UTC minute `minute` (since the epoch): one for the whole
     minute, since zones are whole minutes from UTC, so every draw of a minute shares it."""
     return datetime.fromtimestamp(minute * 60, ZoneInfo(zone)).date()
+
+
+@lru_cache(maxsize=4096)
+def _period_of_minute(period: Period, zone: str, minute: int) -> str:
+    """The key of the `period` (not permanent) holding the UTC minute `minute` in `zone`."""
+    local = _day_of_minute(zone, minute)
+    if period is Period.WEEK:
+        year, week, _ = local.isocalendar()
+        return f"{year}-W{week:02d}"
+    width = {Period.DAY: 10, Period.MONTH: 7, Period.YEAR: 4}[period]
+    return local.isoformat()[:width]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,18 +149,27 @@ class Entry:
     early: tuple[str | None, ...]  # by policy, in priority order: None if it may admit
     now: datetime
     zone: str
+    # Named once a draw: each policy's counters ("joins", "wins") and the caps' wins counter.
+    limits: tuple[Mapping[str, str], ...] = field(init=False)
+    cap: str | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        now, zone, caps = self.now, self.zone, self.participation.caps
+        limits = tuple(_limits(p, now, zone) for p in self.participation.policies)
+        object.__setattr__(self, "limits", limits)
+        cap = None if caps.wins is None else f"cap:wins:{caps.wins.period.key(now, zone)}"
+        object.__setattr__(self, "cap", cap)
 
     def counters(self, awards: Collection[int]) -> list[str]:
         """The counters the draw reads: each policy's joins and wins in their period, the
         caps' wins, and a mark per prize of `awards` the user may have won (once_per_prize)."""
         names: list[str] = []
-        for policy, early in zip(self.participation.policies, self.early, strict=True):
+        for limits, early in zip(self.limits, self.early, strict=True):
             if early is None:
-                names += _limits(policy, self.now, self.zone).values()
-        caps = self.participation.caps
-        if caps.wins is not None:
-            names.append(_cap_counter(caps.wins, self.now, self.zone))
-        if caps.once_per_prize:
+                names += limits.values()
+        if self.cap is not None:
+            names.append(self.cap)
+        if self.participation.caps.once_per_prize:
             names += (_prize_counter(a) for a in awards)
         return names
 
@@ -179,6 +194,7 @@ class Admission:
     entry: Entry
     standing: Standing
     policy: Policy | None
+    limits: Mapping[str, str] = field(default_factory=dict)  # the policy's counters
 
     @property
     def cost(self) -> int:
@@ -192,23 +208,20 @@ class Admission:
             return False
         if caps.once_per_prize and self.standing.counts.get(_prize_counter(award_id), 0):
             return True
-        if caps.wins is None:
+        if caps.wins is None or self.entry.cap is None:
             return False
-        counter = _cap_counter(caps.wins, self.entry.now, self.entry.zone)
-        return self.standing.counts.get(counter, 0) >= caps.wins.count
+        return self.standing.counts.get(self.entry.cap, 0) >= caps.wins.count
 
     def counted(self, award_id: int, wins: bool) -> list[str]:
         """The counters this draw adds one to, having handed out `award_id`."""
-        entry, names = self.entry, []
-        if self.policy is not None:
-            limits = _limits(self.policy, entry.now, entry.zone)
-            names += [
-                limits[w] for w in ("joins", "wins") if w in limits and (w == "joins" or wins)
-            ]
-        caps = entry.participation.caps
-        if wins and caps.wins is not None:
-            names.append(_cap_counter(caps.wins, entry.now, entry.zone))
-        if wins and caps.once_per_prize:
+        limits, names = self.limits, []
+        if "joins" in limits:
+            names.append(limits["joins"])
+        if wins and "wins" in limits:
+            names.append(limits["wins"])
+        if wins and self.entry.cap is not None:
+            names.append(self.entry.cap)
+        if wins and self.entry.participation.caps.once_per_prize:
             names.append(_prize_counter(award_id))
         return names
 
@@ -221,10 +234,10 @@ def admit(entry: Entry, standing: Standing) -> Admission:
     if not policies:
         return Admission(entry, standing, None)
     reasons: dict[int, str] = {}
-    for policy, early in zip(policies, entry.early, strict=True):
-        reason = early or _refusal(policy, entry, standing)
+    for policy, early, limits in zip(policies, entry.early, entry.limits, strict=True):
+        reason = early or _refusal(policy, limits, standing)
         if reason is None:
-            return Admission(entry, standing, policy)
+            return Admission(entry, standing, policy, limits)
         reasons[policy.policy_id] = reason
     raise NotAdmitted(reasons)
 
@@ -238,10 +251,9 @@ def early_refusal(policy: Policy, in_audience: bool, level: int) -> str | None:
     return None
 
 
-def _refusal(policy: Policy, entry: Entry, standing: Standing) -> str | None:
+def _refusal(policy: Policy, limits: Mapping[str, str], standing: Standing) -> str | None:
     if standing.balance < policy.points_cost:
         return INSUFFICIENT_POINTS
-    limits = _limits(policy, entry.now, entry.zone)
     if policy.joins and standing.counts.get(limits["joins"], 0) >= policy.joins.count:
         return JOIN_LIMIT_REACHED
     if policy.wins and standing.counts.get(limits["wins"], 0) >= policy.wins.count:
@@ -252,10 +264,6 @@ def _refusal(policy: Policy, entry: Entry, standing: Standing) -> str | None:
 def _limits(policy: Policy, now: datetime, zone: str) -> dict[str, str]:
     named = {"joins": policy.joins, "wins": policy.wins}
     return {w: policy.counter(w, lim, now, zone) for w, lim in named.items() if lim is not None}
-
-
-def _cap_counter(limit: Limit, now: datetime, zone: str) -> str:
-    return f"cap:wins:{limit.period.key(now, zone)}"
 
 
 def _prize_counter(award_id: int) -> str:

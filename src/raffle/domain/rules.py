@@ -1,9 +1,10 @@
 """Draw rules as plain functions in registries: adding a rule is adding a function.
 
 A pre-draw rule looks at who draws and how often, and may narrow the pick to a pool of
-prizes (a blacklist to one prize, a weight tier to its prizes). A post-draw rule looks at
-the picked prize and may refuse it, which hands out the fallback instead. Rules never touch
-randomness or stock, so the engine can also compute the exact odds they produce.
+prizes (listed users to one prize, a weight tier or a guarantee to its prizes). A post-draw
+rule looks at the picked prize and may refuse it, which hands out the fallback instead. Rules
+never touch randomness or stock, so the engine can also compute the exact odds they produce;
+every one of them is published with the odds (domain/disclosure.py, weight tiers, locks).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from raffle.domain.awards import Award
+from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
-from raffle.domain.strategy import Strategy
+from raffle.domain.strategy import Strategy, StrategyPrize
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,29 +28,112 @@ class DrawContext:
 class Selection:
     rule: str
     pool: frozenset[int] | None  # None: the whole odds table
+    # A guarantee: drawn only among its prizes with stock left, at their relative rates
+    # whatever the exhaustion mode; with none left the rule steps aside (an ordinary draw).
+    kept: bool = False
 
 
 DEFAULT = Selection("default", None)
+LISTED = "listed"  # forced prizes for listed users (big-market's rule_blacklist)
+GUARANTEE = "guarantee"  # seed 004's 后门, only as a disclosed guarantee
+ANY_PRIZE = "win"  # a guarantee's pool of every prize that can win
 
 PreDrawRule = Callable[[DrawContext], Selection | None]
 PostDrawRule = Callable[[DrawContext], bool]  # False: the prize is refused, the fallback given
 
 
-def blacklist(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> PreDrawRule:
-    """`"100:user001,user002"`: listed users always get award 100 (if it has stock)."""
-    award_text, sep, users_text = value.partition(":")
-    award_id = _award_id(award_text, value)
-    users = frozenset(u.strip() for u in users_text.split(",") if u.strip())
-    if not sep or not users:
-        raise InvalidConfig(f"blacklist must read 'award:user,user', got {value!r}")
+def listed(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> PreDrawRule:
+    """`"100:user001,user002"`: listed users only ever get award 100 (the fallback once it
+    has no stock left). Published as the group's size and the award, never its members."""
+    award_id, users = parse_listed(value)
     if award_id not in awards:
-        raise InvalidConfig(f"blacklist award {award_id} is not a known award")
-    selection = Selection("blacklist", frozenset({award_id}))
+        raise InvalidConfig(f"listed award {award_id} is not a known award")
+    selection = Selection(LISTED, frozenset({award_id}))
 
     def rule(ctx: DrawContext) -> Selection | None:
         return selection if ctx.user_id in users else None
 
     return rule
+
+
+def parse_listed(value: str) -> tuple[int, frozenset[str]]:
+    """`"100:user001,user002"` -> (100, {"user001", "user002"})."""
+    award_text, sep, users_text = value.partition(":")
+    award_id = _award_id(award_text, value)
+    users = frozenset(u.strip() for u in users_text.split(",") if u.strip())
+    if not sep or not users:
+        raise InvalidConfig(f"listed must read 'award:user,user', got {value!r}")
+    return award_id, users
+
+
+def guarantee(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> PreDrawRule:
+    """`"1:win 10:102,103"`: a user's 1st draw in the activity wins a real prize (neither the
+    fallback nor a thanks award), their 10th one of 102 and 103; each drawn at the prizes'
+    relative rates among those with stock left. With none left the draw is an ordinary one."""
+    selections = {
+        draw: Selection(GUARANTEE, pool, kept=True)
+        for draw, pool in parse_guarantees(value, strategy, awards).items()
+    }
+
+    def rule(ctx: DrawContext) -> Selection | None:
+        return selections.get(ctx.draw_count)
+
+    return rule
+
+
+def parse_guarantees(
+    value: str, strategy: Strategy, awards: Mapping[int, Award]
+) -> dict[int, frozenset[int]]:
+    """`"1:win 10:102,103"` -> {1: every prize that can win at draw 1, 10: {102, 103}}."""
+    clauses: dict[int, frozenset[int]] = {}
+    for part in value.split():
+        draw_text, sep, pool_text = part.partition(":")
+        if not sep or not draw_text.isdigit() or int(draw_text) < 1:
+            raise InvalidConfig(
+                f"guarantee must read 'draw:award,award' or 'draw:{ANY_PRIZE}', got {part!r}"
+            )
+        if int(draw_text) in clauses:
+            raise InvalidConfig(f"guarantee for draw {draw_text} is given twice")
+        clauses[int(draw_text)] = _guaranteed(int(draw_text), pool_text, strategy, awards)
+    if not clauses:
+        raise InvalidConfig("guarantee rule has no draws")
+    return clauses
+
+
+def _guaranteed(
+    draw: int, text: str, strategy: Strategy, awards: Mapping[int, Award]
+) -> frozenset[int]:
+    """The prizes a guarantee for `draw` names: `win` for every prize that can win there,
+    or award ids, each of which must. (A filter by level is one more reading of `text`.)"""
+    why_not = {p.award_id: _cannot_win(p, draw, strategy, awards) for p in strategy.prizes}
+    if text == ANY_PRIZE:
+        pool = frozenset(a for a, reason in why_not.items() if reason is None)
+        if not pool:
+            raise InvalidConfig(f"guarantee {draw}: no prize of the strategy can win there")
+        return pool
+    pool = frozenset(_award_id(a, f"{draw}:{text}") for a in text.split(","))
+    for award_id in sorted(pool):
+        if award_id not in why_not:
+            raise InvalidConfig(f"guarantee {draw}: award {award_id} is not a prize")
+        if (reason := why_not[award_id]) is not None:
+            raise InvalidConfig(f"guarantee {draw}: award {award_id} {reason}")
+    return pool
+
+
+def _cannot_win(
+    prize: StrategyPrize, draw: int, strategy: Strategy, awards: Mapping[int, Award]
+) -> str | None:
+    """Why a guarantee for `draw` could not hand out this prize as a win; None: it can."""
+    locks = [parse_lock(v) for name, v in prize.rules if name == "lock"]
+    if prize.award_id == strategy.fallback.award_id:
+        return "is the fallback, not a win"
+    if (award := awards.get(prize.award_id)) is not None and award.kind is AwardKind.THANKS:
+        return "is a thanks award, not a win"
+    if prize.weight == 0:
+        return "has rate 0, so it is never drawn"
+    if locks and max(locks) > draw:
+        return f"is locked until draw {max(locks)}"
+    return None
 
 
 def weight(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> PreDrawRule:
@@ -104,8 +188,9 @@ def parse_lock(value: str) -> int:
 
 
 PRE_DRAW: dict[str, Callable[[str, Strategy, Mapping[int, Award]], PreDrawRule]] = {
-    "blacklist": blacklist,
+    LISTED: listed,
     "weight": weight,
+    GUARANTEE: guarantee,
 }
 POST_DRAW: dict[str, Callable[[str], PostDrawRule]] = {"lock": lock}
 

@@ -14,6 +14,9 @@ RATE_PLACES = 6
 RATE_SCALE = 1_000_000  # 10**RATE_PLACES: rates are exact multiples of one in a million
 
 RuleConfig = tuple[tuple[str, str], ...]  # (rule name, rule value), run in this order
+# Old names of rules, read as the new: stored strategies and campaign files written before
+# the rename still load. `blacklist` is the listed-users rule (a 黑名单 is the deny list).
+RENAMED_RULES = {"blacklist": "listed"}
 
 
 class Exhaustion(StrEnum):
@@ -61,11 +64,20 @@ class Strategy:
     id: int
     prizes: tuple[StrategyPrize, ...]
     fallback: Fallback
-    rules: RuleConfig = ()  # pre-draw rules, e.g. (("blacklist", "100:u1,u2"), ("weight", ...))
+    rules: RuleConfig = ()  # pre-draw rules, e.g. (("listed", "100:u1,u2"), ("weight", ...))
     exhaustion: Exhaustion = Exhaustion.FALLBACK
     description: str = ""
 
     def __post_init__(self) -> None:
+        renamed = tuple((RENAMED_RULES.get(name, name), value) for name, value in self.rules)
+        names = [name for name, _ in renamed]
+        for name in names:
+            if names.count(name) > 1:
+                old = [
+                    f" ({o!r} is its old name)" for o, new in RENAMED_RULES.items() if new == name
+                ]
+                raise InvalidConfig(f"rule {name!r} is given twice{''.join(old)}", ("rules",))
+        object.__setattr__(self, "rules", renamed)  # frozen: set once, as it is built
         seen: set[int] = set()
         for i, prize in enumerate(self.prizes):
             if prize.award_id in seen:
@@ -95,6 +107,19 @@ class Strategy:
         running activity's freeze compares (a card may change; the odds may not)."""
         plain = tuple(replace(p, card=PrizeCard()) for p in self.prizes)
         return replace(self, prizes=plain)
+
+
+def _renamed(rules: RuleConfig) -> RuleConfig:
+    """The rules under their current names; a rule given under both names is refused."""
+    renamed = tuple((RENAMED_RULES.get(name, name), value) for name, value in rules)
+    names = [name for name, _ in renamed]
+    for name in names:
+        if names.count(name) > 1:
+            old = "".join(
+                f" ({o!r} is its old name)" for o, n in RENAMED_RULES.items() if n == name
+            )
+            raise InvalidConfig(f"rule {name!r} is given twice{old}", ("rules",))
+    return renamed
 
 
 def parse_fallback(text: str) -> Fallback:

@@ -17,7 +17,8 @@ from raffle.domain.strategy import Strategy
 # - `strategy.<id>.rule.weight`, `strategy.<id>.rule.lock.<award id>`: `off` takes the rule out
 #   of the strategy, default `on`. Only rules the published odds show can be switched (weight
 #   tiers, a prize's lock), so a switched-off rule is never a hidden change: the published
-#   odds show the strategy without it;
+#   odds show the strategy without it. Listed users and guarantees are promises made to the
+#   players with the odds: they do not switch;
 # - `profile.edit.<field>`: `on` lets players change that field of their own profile
 #   (domain/profile_fields.py PLAYER_FIELDS), default `off`;
 # - `draws_per_second`, `registrations_per_hour`, `draw_batch_size`: a whole number, default

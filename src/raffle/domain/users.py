@@ -27,6 +27,20 @@ class User:
 
 
 @dataclass(frozen=True, slots=True)
+class StatusChange:
+    """An operator locked or unlocked an account: who (None: the command line), when, why."""
+
+    user_id: str
+    status: UserStatus
+    reason: str
+    by: str | None
+    at: datetime
+
+
+REASON_MAX = 255
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     user_id: str
     is_admin: bool
@@ -43,6 +57,12 @@ class NameTaken(RaffleError):
 
 class NotAuthenticated(RaffleError):
     code = "not_authenticated"
+
+
+class SessionEnded(NotAuthenticated):
+    """The token's session was ended by an operator (the account locked, a new password)."""
+
+    code = "session_ended"
 
 
 class Forbidden(RaffleError):

@@ -21,6 +21,7 @@ from raffle.entrypoints.cli_common import (
     settings,
     with_raffle,
 )
+from raffle.entrypoints.cli_deny import deny
 from raffle.entrypoints.cli_profiles import profile
 from raffle.entrypoints.cli_route import route_command
 from raffle.entrypoints.cli_simulate import simulate_command
@@ -38,6 +39,7 @@ main.add_command(user)
 main.add_command(simulate_command)
 main.add_command(profile)
 main.add_command(route_command)
+main.add_command(deny)
 
 
 @main.command()

@@ -69,11 +69,19 @@ def password_command(name: str, from_stdin: bool) -> None:
 
 @user.command("lock")
 @click.argument("name")
-def lock_command(name: str) -> None:
+@click.option("--reason", default="", help="Why, kept with the lock.")
+def lock_command(name: str, reason: str) -> None:
     """Lock NAME: its sessions end and it cannot sign in; nothing it owns is lost."""
 
     async def use(raffle: Raffle) -> None:
-        await accounts.lock(name, by=None, uow=raffle.uow(), sessions=raffle.sessions)
+        await accounts.lock(
+            name,
+            by=None,
+            reason=reason,
+            uow=raffle.uow(),
+            sessions=raffle.sessions,
+            clock=raffle.clock,
+        )
         click.echo(f"locked {name}; its sessions ended")
 
     with_raffle(use)
@@ -81,11 +89,12 @@ def lock_command(name: str) -> None:
 
 @user.command("unlock")
 @click.argument("name")
-def unlock_command(name: str) -> None:
+@click.option("--reason", default="", help="Why, kept with the unlock.")
+def unlock_command(name: str, reason: str) -> None:
     """Let NAME sign in again."""
 
     async def use(raffle: Raffle) -> None:
-        await accounts.unlock(name, uow=raffle.uow())
+        await accounts.unlock(name, by=None, reason=reason, uow=raffle.uow(), clock=raffle.clock)
         click.echo(f"unlocked {name}")
 
     with_raffle(use)

@@ -6,9 +6,20 @@ their sign-ins and ends their sessions.
 
 from __future__ import annotations
 
-from raffle.domain.users import Forbidden, UnknownUser, User, UserStatus, check_password
+from raffle.domain.users import (
+    REASON_MAX,
+    Forbidden,
+    InvalidInput,
+    StatusChange,
+    UnknownUser,
+    User,
+    UserStatus,
+    check_password,
+)
 from raffle.service.auth import Hasher
-from raffle.service.ports import SessionStore, UnitOfWork
+from raffle.service.ports import Clock, SessionStore, UnitOfWork
+
+HISTORY = 20  # the locks and unlocks an account's view shows
 
 
 async def listed(uow: UnitOfWork, limit: int) -> tuple[list[User], int]:
@@ -17,20 +28,40 @@ async def listed(uow: UnitOfWork, limit: int) -> tuple[list[User], int]:
         return await uow.users.first(limit), await uow.users.count()
 
 
-async def lock(user_id: str, *, by: str | None, uow: UnitOfWork, sessions: SessionStore) -> User:
-    """Lock the account and end its sessions (`by`: the operator acting, who cannot lock
-    their own account and so leave nobody to unlock it)."""
+async def lock(
+    user_id: str,
+    *,
+    by: str | None,
+    reason: str = "",
+    uow: UnitOfWork,
+    sessions: SessionStore,
+    clock: Clock,
+) -> User:
+    """Lock the account, recording who (`by`: None from the command line), when and why,
+    and end its sessions. An operator cannot lock their own account and so leave nobody to
+    unlock it."""
     if by == user_id:
         raise Forbidden("operators cannot lock their own account")
-    user = await _set_status(user_id, UserStatus.LOCKED, uow)
+    user = await _set_status(StatusChange(user_id, UserStatus.LOCKED, reason, by, clock.now()), uow)
     # After the commit: a sign-in that read the account as active before it checks the
     # status again once its session exists (auth.login), so none outlives the lock.
     await sessions.end_all(user_id)
     return user
 
 
-async def unlock(user_id: str, *, uow: UnitOfWork) -> User:
-    return await _set_status(user_id, UserStatus.ACTIVE, uow)
+async def unlock(
+    user_id: str, *, by: str | None, reason: str = "", uow: UnitOfWork, clock: Clock
+) -> User:
+    return await _set_status(StatusChange(user_id, UserStatus.ACTIVE, reason, by, clock.now()), uow)
+
+
+async def changes(user_id: str, uow: UnitOfWork) -> tuple[User, list[StatusChange]]:
+    """The account and its last locks and unlocks, newest first."""
+    async with uow:
+        user = await uow.users.get(user_id)
+        if user is None:
+            raise UnknownUser(f"no user {user_id!r}")
+        return user, await uow.users.changes(user_id, HISTORY)
 
 
 async def reset_password(
@@ -46,11 +77,14 @@ async def reset_password(
     await sessions.end_all(user_id)
 
 
-async def _set_status(user_id: str, status: UserStatus, uow: UnitOfWork) -> User:
+async def _set_status(change: StatusChange, uow: UnitOfWork) -> User:
+    if len(change.reason) > REASON_MAX:
+        raise InvalidInput(f"a reason has at most {REASON_MAX} characters")
     async with uow:
-        if not await uow.users.set_status(user_id, status):
-            raise UnknownUser(f"no user {user_id!r}")
-        user = await uow.users.get(user_id)
+        if not await uow.users.set_status(change.user_id, change.status):
+            raise UnknownUser(f"no user {change.user_id!r}")
+        await uow.users.record(change)
+        user = await uow.users.get(change.user_id)
         await uow.commit()
     assert user is not None  # just updated, in this transaction
     return user

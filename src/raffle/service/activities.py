@@ -11,6 +11,7 @@ from fractions import Fraction
 from raffle.domain.activity import Activity, IllegalTransition, due_transitions
 from raffle.domain.activity import transition as next_state
 from raffle.domain.caps import Cap
+from raffle.domain.disclosure import DisclosedRule, disclosed_rules
 from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import WIN, DrawEngine
 from raffle.domain.policies import PersonCaps
@@ -79,6 +80,8 @@ class PublishedOdds:
     person_caps: PersonCaps = field(
         default_factory=PersonCaps
     )  # per person: a win they stop is the fallback
+    rules: tuple[DisclosedRule, ...] = ()  # listed users and guarantees, in the order they run
+    titles: dict[int, str] = field(default_factory=dict)  # of the awards the rules name
 
 
 def _perfect_chances(
@@ -131,6 +134,9 @@ async def published_odds(
     for name, value in strategy.rules:
         if name == "weight":
             tiers = parse_weight_tiers(value)
+    exhausted = engine.exhausted | {p.award_id for p in prizes if p.stock_left == 0}
+    rules = disclosed_rules(strategy, awards, exhausted)
+    named = {a for r in rules for a in r.award_ids}
     return PublishedOdds(
         activity,
         strategy,
@@ -141,4 +147,6 @@ async def published_odds(
         tiers,
         {Cap(c): await caps.left(activity.id, c) if caps else None for c in activity.caps.limits()},
         (await catalogue.participation(activity_id)).caps,
+        rules,
+        {a: awards[a].title for a in named},
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from raffle.domain.campaign import Campaign
+from raffle.domain.content import DeclaredContent
 from raffle.domain.fulfilment import CodePool
 from raffle.domain.prize_images import PrizeImage
 from raffle.service.audience import TagBoard
@@ -22,7 +23,8 @@ class Exported:
 
 
 async def export_campaign(uow: UnitOfWork, tags: TagBoard | None = None) -> Exported:
-    """Every award, strategy, pack, activity, SKU, rebate rule, free code and decision tree,
+    """Every award, strategy, pack, activity, SKU, rebate rule, free code, decision tree and
+    piece of content,
     in id (or name) order, read in one transaction so the parts agree; then the tags (by
     name) from `tags`."""
     async with uow:
@@ -43,6 +45,7 @@ async def export_campaign(uow: UnitOfWork, tags: TagBoard | None = None) -> Expo
             ),
             participations=tuple(p for p in participations if not p.empty),
             trees=tuple(t.tree for t in await uow.route_trees.all()),
+            content=tuple(await _content(uow)),
         )
         campaign = replace(campaign, images=await _images(campaign, uow))
         handed = {s.name: s.handed for s in await uow.code_pools.stats() if s.handed}
@@ -56,3 +59,12 @@ async def _images(campaign: Campaign, uow: UnitOfWork) -> tuple[PrizeImage, ...]
     wanted = sorted(campaign.image_references())
     found = [await uow.prize_images.get(i) for i in wanted]
     return tuple(image for image in found if image is not None)
+
+
+async def _content(uow: UnitOfWork) -> list[DeclaredContent]:
+    found: list[DeclaredContent] = []
+    after = None
+    while page := await uow.content.listing(None, after, 500):
+        found += [DeclaredContent(c.id, c.text, c.state) for c in page]
+        after = page[-1].id
+    return found

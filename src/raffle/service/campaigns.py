@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from raffle.domain.activity import FROZEN
 from raffle.domain.campaign import Campaign, tree_problem
+from raffle.domain.content import Content, IllegalContentState, InvalidContent
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.policies import Participation
@@ -46,6 +47,7 @@ class Loaded:
     codes: int = 0  # codes new to their pools
     trees: int = 0
     tags: int = 0
+    content: int = 0
 
 
 async def load_campaign(
@@ -89,6 +91,7 @@ async def load_campaign(
             await uow.participation.save(given.get(activity.id) or Participation(activity.id))
         codes = await _fill_pools(campaign, uow)
         await _save_trees(campaign, uow, clock)
+        await _save_content(campaign, uow, clock)
         await uow.commit()
     if campaign.tags and tags is not None:
         await load_definitions(campaign.tags, tags)
@@ -101,6 +104,7 @@ async def load_campaign(
         codes=codes,
         trees=len(campaign.trees),
         tags=len(campaign.tags),
+        content=len(campaign.content),
     )
 
 
@@ -138,6 +142,31 @@ async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:
         if problems := campaign.coupon_shortfalls(sizes, stored, await uow.awards.all()):
             raise InvalidCampaign(problems)
     return added
+
+
+async def _save_content(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) -> None:
+    """New content in the state the file gives; stored content takes the file's text and
+    keeps its state (on sale, then, the file's price must not be 0)."""
+    if not campaign.content:
+        return
+    if clock is None:
+        raise ValueError("loading content needs a clock")
+    now = clock.now()
+    stored = await uow.content.many([c.id for c in campaign.content])
+    for i, c in enumerate(campaign.content):
+        if (was := stored.get(c.id)) is None:
+            await uow.content.add(Content(c.id, c.text, c.state, now, now))
+            continue
+        if was.text == c.text:
+            continue  # reloading an unchanged file changes nothing
+        try:
+            edited = was.edited(c.text, now)
+        except InvalidContent as error:
+            field, message = error.problems[0]
+            raise InvalidCampaign([InvalidConfig(message, ("content", i, field))]) from None
+        # An operator may move it meanwhile (moves do not wait for loads): the load fails.
+        if not await uow.content.replace(edited, was.state):
+            raise IllegalContentState(f"content {c.id!r} changed state meanwhile", was.state)
 
 
 async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) -> None:

@@ -142,7 +142,7 @@ async def take_prize(
                 engine.strategy.id, outcome.award_id, order_id
             ):
                 break
-            outcome = engine.on_exhausted(outcome.award_id, ctx, rng)
+            outcome = engine.on_exhausted(outcome, ctx, rng)
     except BaseException:
         await release(attempt, order_id, held)
         raise

@@ -1,5 +1,5 @@
-"""After delivery: players address their physical prizes and see their content; operators
-ship prizes and fill code pools."""
+"""After delivery: players address their physical prizes; operators ship prizes and fill code
+pools."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from raffle.domain.awards import AwardKind
 from raffle.domain.fulfilment import (
     MAX_CODES_PER_IMPORT,
-    AccessGrant,
     Address,
     IllegalShipment,
     InvalidCodes,
@@ -87,11 +86,6 @@ async def shipments(
             found.append(await uow.shipments.in_state(state, after, limit))
     merged = heapq.merge(*found, key=lambda s: s.order_id)
     return [shipment for _, shipment in zip(range(limit), merged, strict=False)]
-
-
-async def my_access(user_id: str, *, shards: Shards) -> list[AccessGrant]:
-    async with shards.for_user(user_id) as uow:
-        return await uow.grants.of_user(user_id)
 
 
 async def import_codes(pool: str, codes: Sequence[str], uow: UnitOfWork) -> tuple[int, PoolStats]:

@@ -35,6 +35,18 @@ def chi_square(observed: list[int], expected: list[float]) -> ChiSquare:
     return ChiSquare(statistic, freedom, _p_value(statistic, freedom))
 
 
+def combined(fits: list[ChiSquare]) -> ChiSquare:
+    """Independent tests as one: their statistics and degrees of freedom summed (each group
+    of counts has its own fixed total, so each loses one degree of its own)."""
+    statistic = sum(f.statistic for f in fits)
+    freedom = sum(f.degrees_of_freedom for f in fits)
+    if math.isinf(statistic):
+        return ChiSquare(statistic, freedom, 0.0)
+    if freedom < 1:
+        return ChiSquare(statistic, 0, 1.0)
+    return ChiSquare(statistic, freedom, _p_value(statistic, freedom))
+
+
 def chi_square_p_value(observed: list[int], expected: list[float]) -> float:
     """The p-value of `chi_square`; scipy must be installed."""
     p_value = chi_square(observed, expected).p_value

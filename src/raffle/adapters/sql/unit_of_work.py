@@ -14,6 +14,8 @@ from raffle.adapters.sql.repositories.config import (
     SqlSkuRepository,
     SqlUserRepository,
 )
+from raffle.adapters.sql.repositories.content import SqlContentRepository
+from raffle.adapters.sql.repositories.join_codes import SqlJoinCodeRepository
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
 from raffle.adapters.sql.repositories.prize_images import SqlPrizeImageRepository
@@ -36,6 +38,8 @@ from raffle.service.ports import (
     UserRepository,
 )
 from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.content import ContentRepository
+from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
@@ -57,6 +61,8 @@ class SqlUnitOfWork(TransactionScope):
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
     prize_images: PrizeImageRepository
+    content: ContentRepository
+    join_codes: JoinCodeRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -72,6 +78,8 @@ class SqlUnitOfWork(TransactionScope):
         self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
         self.prize_images = SqlPrizeImageRepository(connection)
+        self.content = SqlContentRepository(connection)
+        self.join_codes = SqlJoinCodeRepository(connection)
 
 
 def create_engine(

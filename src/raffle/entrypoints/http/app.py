@@ -17,11 +17,14 @@ from raffle.entrypoints.http.routes import (
     admin,
     auth,
     campaigns,
+    content,
     delivery,
+    deny,
     docs,
     draw,
     engagement,
     health,
+    join_codes,
     pages,
     player,
     policies,
@@ -43,7 +46,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        watched = (raffle.switches, raffle.tags, raffle.profiles)
+        watched = (raffle.switches, raffle.tags, raffle.profiles, raffle.deny)
         running = [asyncio.create_task(w.watch()) for w in watched]
         if scheduler:
             running.append(asyncio.create_task(worker.run(raffle, parts)))
@@ -75,7 +78,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, prize_pool,
+        delivery, profiles, prize_pool, content, deny, join_codes,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)

@@ -11,6 +11,7 @@ from structlog.contextvars import bind_contextvars
 from raffle.bootstrap import Raffle
 from raffle.domain.users import NotAuthenticated, Session
 from raffle.service.auth import authenticate, require_admin
+from raffle.service.deny_lists import screen
 from raffle.service.idempotency import MAX_KEY, check_key
 
 bearer = HTTPBearer(auto_error=False, description="The token `POST /api/auth/login` returned.")
@@ -63,6 +64,19 @@ async def get_session(request: Request, _scheme: BearerScheme) -> Session:
 
 
 CurrentSession = Annotated[Session, Depends(get_session)]
+
+
+async def get_admitted(request: Request, session: CurrentSession) -> Session:
+    """The session of a player no deny list names (their id, phone, device, address)."""
+    raffle: Raffle = request.app.state.raffle
+    await screen(
+        raffle.deny, user_id=session.user_id, ip=client_ip(request), profiles=raffle.profiles
+    )
+    return session
+
+
+# A player's session for what a deny list refuses (403 `denied`): sign-in, exchanges.
+AdmittedSession = Annotated[Session, Depends(get_admitted)]
 
 
 async def get_admin(session: CurrentSession) -> Session:

@@ -13,8 +13,16 @@ WHEN = "2026-11-11T00:00:08.123456Z"
 ORDER = "0k9c2q1v7m3x8d4f"
 
 CREDENTIALS: Example = {"name": "alice", "password": "correct horse battery"}
+REGISTRATION: Example = {**CREDENTIALS, "phone": "+8613800138000"}
 USER: Example = {"id": "alice", "is_admin": False}
-ACCOUNT_STATUS: Example = {**USER, "status": "locked"}
+STATUS_CHANGE: Example = {
+    "status": "locked",
+    "reason": "chargebacks on three orders",
+    "by": "root",
+    "at": "2026-11-25T02:00:00Z",
+}
+ACCOUNT_STATUS: Example = {**USER, "status": "locked", "changes": [STATUS_CHANGE]}
+STATUS_CHANGE_IN: Example = {"reason": "chargebacks on three orders"}
 SWITCH: Example = {"name": "activity.100301.draws", "value": "off", "default": "on"}
 SWITCH_IN: Example = {"value": "off"}
 SWITCH_CHANGE: Example = {
@@ -44,6 +52,7 @@ ACTIVITY: Example = {
     "time_zone": "Asia/Shanghai",
     "strategy_id": 100006,
     "caps": CAPS,
+    "join_code_required": False,
 }
 PRIZE_IMAGE = "5f8c1bd6a4f3c0b1e7d24a93f0c6e2b8d1a7f4c39e0b5d2a6c8f1e3b7d9a0c4e"
 CARD: Example = {
@@ -68,6 +77,27 @@ PRIZE: Example = {
     "card": CARD,
 }
 TIER: Example = {"threshold": 60, "award_ids": [102, 103, 104, 105]}
+CHANCE: Example = {"award_id": 109, "chance": "1/3"}
+RULE: Example = {
+    "rule": "guarantee",
+    "award_ids": [108, 109],
+    "titles": ["付费课程一门", "iPhone"],
+    "users": None,
+    "draw": 10,
+    "chances": [{"award_id": 108, "chance": "99/100"}, {"award_id": 109, "chance": "1/100"}],
+    "in_force": True,
+    "text": "A user's draw 10 in this activity wins one of: 付费课程一门, iPhone.",
+}
+LISTED_RULE: Example = {
+    "rule": "listed",
+    "award_ids": [100],
+    "titles": ["1 积分"],
+    "users": 3,
+    "draw": None,
+    "chances": [],
+    "in_force": True,
+    "text": "3 listed users get only 1 积分 on every draw (随机积分 once it is locked or gone).",
+}
 ODDS: Example = {
     "activity": ACTIVITY,
     "exhaustion": "fallback",
@@ -79,6 +109,7 @@ ODDS: Example = {
     "per_person_caps": {"wins": {"count": 1, "period": "day"}, "once_per_prize": True},
     "winners_left": 417,
     "participants_left": None,
+    "rules": [LISTED_RULE, RULE],
 }
 ACCOUNT: Example = {
     "activity_id": 100301,
@@ -353,3 +384,45 @@ ROUTE: Example = {
         {"node": "by_tag", "known": True, "fact": False, "line": 1, "op": "default"},
     ],
 }
+
+# Paid content (content_schemas.py).
+CONTENT_TEXT_IN: Example = {
+    "title": "抽奖系统设计 · 第一讲",
+    "summary": "奖品、概率与库存：从一张表到一次抽奖。",
+    "body": "## 概率\n\n每个奖品的概率是**精确**的……",
+    "preview": "本讲介绍抽奖策略的组成。",
+    "cover": "https://example.com/covers/lesson-1.png",
+    "price_cents": 990,
+}
+CONTENT_IN: Example = {"id": "course-1", **CONTENT_TEXT_IN}
+CONTENT_STATE_IN: Example = {"state": "on_sale"}
+CONTENT: Example = {
+    **CONTENT_IN,
+    "state": "on_sale",
+    "created_at": WHEN,
+    "updated_at": WHEN,
+}
+CONTENT_CARD: Example = {
+    "id": "course-1",
+    "title": CONTENT_TEXT_IN["title"],
+    "summary": CONTENT_TEXT_IN["summary"],
+    "cover": CONTENT_TEXT_IN["cover"],
+    "price_cents": 990,
+    "buy": None,
+}
+CONTENT_PAGE: Example = {
+    **CONTENT_CARD,
+    "preview_html": "<p>本讲介绍抽奖策略的组成。</p>\n",
+    "held": False,
+}
+CONTENT_BODY: Example = {
+    "id": "course-1",
+    "title": CONTENT_TEXT_IN["title"],
+    "body_html": "<h2>概率</h2>\n<p>每个奖品的概率是<strong>精确</strong>的……</p>\n",
+}
+MARKDOWN_IN: Example = {"markdown": "## 概率\n\n[更多](https://example.com)"}
+MARKDOWN_OUT: Example = {
+    "html": '<h2>概率</h2>\n<p><a href="https://example.com" rel="noopener noreferrer nofollow">'
+    "更多</a></p>\n"
+}
+MY_CONTENT: Example = {**GRANT, "title": CONTENT_TEXT_IN["title"], "cover": None}

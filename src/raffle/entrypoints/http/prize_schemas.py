@@ -11,7 +11,6 @@ from raffle.domain.awards import AwardKind
 from raffle.domain.fulfilment import (
     CODE_MAX,
     MAX_CODES_PER_IMPORT,
-    AccessGrant,
     Address,
     PoolStats,
     Shipment,
@@ -97,18 +96,6 @@ class DeliveryOut(BaseModel):
             content_id=p.award.config if kind is AwardKind.CONTENT else None,
             shipment=ShipmentOut.of(p.shipment) if p.shipment else None,
         )
-
-
-class GrantOut(BaseModel):
-    model_config = examples_of(examples.GRANT)
-
-    content_id: str
-    order_id: str = Field(description="The raffle order that granted it.")
-    granted_at: datetime
-
-    @classmethod
-    def of(cls, g: AccessGrant) -> GrantOut:
-        return cls(content_id=g.content_id, order_id=g.order_id, granted_at=g.granted_at)
 
 
 class CodesIn(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -15,8 +16,17 @@ from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.adapters.campaign_pack import InvalidPack
 from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
+from raffle.domain.blocking import UnknownBlockRule
 from raffle.domain.caps import ActivityFull
+from raffle.domain.content import (
+    ContentExists,
+    IllegalContentState,
+    InvalidContent,
+    PaymentRequired,
+    UnknownContent,
+)
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
+from raffle.domain.deny import Denied, InvalidDenyEntry, UnknownDenyEntry
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
 from raffle.domain.fulfilment import (
@@ -25,6 +35,12 @@ from raffle.domain.fulfilment import (
     InvalidAddress,
     InvalidCodes,
     PrizeNotFound,
+)
+from raffle.domain.join_codes import (
+    InvalidJoinCodes,
+    JoinCodeInvalid,
+    JoinCodeRequired,
+    JoinCodeUsed,
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
@@ -49,11 +65,13 @@ from raffle.domain.users import (
     NameTaken,
     NotAuthenticated,
     RateLimited,
+    SessionEnded,
     UnknownUser,
 )
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
+from raffle.service.ports.payments import GatewayRefused
 from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
 MEDIA_TYPE = "application/problem+json"
@@ -97,6 +115,7 @@ STATUS: dict[type[RaffleError], int] = {
     CodePoolEmpty: 409,
     RateLimited: 429,
     InvalidSwitch: 422,
+    GatewayRefused: 502,  # the payment gateway said no: not the caller's request
     Unavailable: 503,
     InvalidPoints: 422,
     InvalidBehaviour: 422,
@@ -120,6 +139,20 @@ STATUS: dict[type[RaffleError], int] = {
     ImageTooLarge: 413,
     UnknownImage: 404,
     UnknownPrize: 404,
+    InvalidContent: 422,
+    UnknownContent: 404,
+    ContentExists: 409,
+    IllegalContentState: 409,
+    PaymentRequired: 402,
+    Denied: 403,
+    InvalidDenyEntry: 422,
+    UnknownDenyEntry: 404,
+    UnknownBlockRule: 404,
+    SessionEnded: 401,
+    JoinCodeRequired: 403,
+    JoinCodeInvalid: 422,
+    JoinCodeUsed: 409,
+    InvalidJoinCodes: 422,
 }
 
 
@@ -152,48 +185,85 @@ class Problem(BaseModel):
     detail: str = Field(description="What went wrong this time, for a person to read.")
     code: str = Field(description="Stable and machine-readable: branch on it, not on `detail`.")
     current_state: str | None = Field(
-        None, description="A workflow step or shipment refused: the state it is in."
+        None, description="A workflow step, shipment or content state refused: its state."
     )
     retry_after: int | None = Field(None, description="Seconds to wait (as `Retry-After`).")
     errors: list[ProblemDetail] | None = Field(None, description="Each problem of the input.")
     refusals: list[PolicyRefusal] | None = Field(
         None, description="A draw no policy admits: each policy's reason (code not_admitted)."
     )
+    content_id: str | None = Field(None, description="payment_required: the content.")
+    price_cents: int | None = Field(None, description="payment_required: what it costs.")
+
+
+# What an error's answer carries besides its code and message, by the kind of error.
+DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
+    (
+        IllegalTransition | IllegalShipment | IllegalContentState,
+        lambda e: {"current_state": e.current.value},
+    ),
+    (RateLimited | Unavailable, lambda e: {"retry_after": e.retry_after}),
+    (
+        InvalidCampaignFile,
+        lambda e: {
+            "errors": [{"line": p.line, "at": p.where, "message": p.message} for p in e.problems]
+        },
+    ),
+    (
+        MalformedCondition,
+        lambda e: {
+            "errors": [
+                {"at": "body.condition", "message": e.message, "line": e.line, "column": e.column}
+            ]
+        },
+    ),
+    (PaymentRequired, lambda e: {"content_id": e.content_id, "price_cents": e.price_cents}),
+    (
+        InvalidAddress | InvalidContent,
+        lambda e: {"errors": [{"at": f, "message": m} for f, m in e.problems]},
+    ),
+    (
+        InvalidProfile,
+        lambda e: {"errors": [{"at": f"body.{e.field}", "message": e.message}]} if e.field else {},
+    ),
+    (
+        InvalidProfileFile,
+        lambda e: (
+            {"errors": [{"line": e.line, "at": "file", "message": e.message}]} if e.line else {}
+        ),
+    ),
+    (
+        InvalidRouteTree,
+        lambda e: {
+            "errors": [
+                {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}
+                for p in e.problems
+            ]
+        },
+    ),
+    (
+        InvalidCampaign,
+        lambda e: {
+            "errors": [{"at": ".".join(map(str, p.path)), "message": p.message} for p in e.problems]
+        },
+    ),
+    (
+        InvalidJoinCodes,
+        lambda e: {"errors": [{"at": f"body.codes.{i}", "message": m} for i, m in e.problems]},
+    ),
+    (
+        NotAdmitted,
+        lambda e: {"refusals": [{"policy_id": p, "reason": r} for p, r in e.reasons.items()]},
+    ),
+)
 
 
 def problem_of(error: RaffleError) -> Problem:
     status = next((s for kind, s in STATUS.items() if isinstance(error, kind)), 400)
     extra: dict[str, Any] = {}
-    if isinstance(error, IllegalTransition | IllegalShipment):
-        extra["current_state"] = error.current.value
-    if isinstance(error, RateLimited):
-        extra["retry_after"] = error.retry_after
-    if isinstance(error, Unavailable):
-        extra["retry_after"] = error.retry_after
-    if isinstance(error, InvalidCampaignFile):
-        extra["errors"] = [
-            {"line": p.line, "at": p.where, "message": p.message} for p in error.problems
-        ]
-    if isinstance(error, MalformedCondition):
-        where = {"line": error.line, "column": error.column}
-        extra["errors"] = [{"at": "body.condition", "message": error.message, **where}]
-    if isinstance(error, InvalidAddress):
-        extra["errors"] = [{"at": field, "message": message} for field, message in error.problems]
-    if isinstance(error, InvalidProfile) and error.field:
-        extra["errors"] = [{"at": f"body.{error.field}", "message": error.message}]
-    if isinstance(error, InvalidProfileFile) and error.line:
-        extra["errors"] = [{"line": error.line, "at": "file", "message": error.message}]
-    if isinstance(error, InvalidRouteTree):
-        extra["errors"] = [
-            {"at": ".".join(map(str, p.path)), "message": p.message, "reason": p.reason}
-            for p in error.problems
-        ]
-    if isinstance(error, InvalidCampaign):
-        extra["errors"] = [
-            {"at": ".".join(map(str, p.path)), "message": p.message} for p in error.problems
-        ]
-    if isinstance(error, NotAdmitted):
-        extra["refusals"] = [{"policy_id": p, "reason": r} for p, r in error.reasons.items()]
+    for kind, details in DETAILS:
+        if isinstance(error, kind):
+            extra.update(details(error))
     return _problem(status, error.code, error.message, **extra)
 
 
@@ -255,6 +325,13 @@ def _problem(status: int, code: str, detail: str, **extra: Any) -> Problem:
 EXAMPLES: dict[int, dict[str, Any]] = {
     400: _example(400, "malformed_request", "There was an error parsing the body"),
     401: _example(401, "not_authenticated", "log in first: send 'Authorization: Bearer <token>'"),
+    402: _example(
+        402,
+        "payment_required",
+        "content 'course-1' is for those who bought it or won it",
+        content_id="course-1",
+        price_cents=990,
+    ),
     403: _example(403, "forbidden", "operators only"),
     404: _example(404, "unknown_activity", "activity 424242 does not exist"),
     409: _example(409, "no_chances", "no chances left today"),

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from json.encoder import encode_basestring as _json_string
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
 from raffle.domain.caps import Cap, Caps
+from raffle.domain.disclosure import DisclosedRule, ListedGroup
 from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
 from raffle.entrypoints.http import examples
@@ -30,6 +33,14 @@ class Credentials(BaseModel):
 
     name: str = Field(min_length=1, max_length=64, examples=["alice"])
     password: str = Field(min_length=1, max_length=1024)
+
+
+class Registration(Credentials):
+    model_config = examples_of(examples.REGISTRATION)
+
+    phone: str | None = Field(
+        None, min_length=1, max_length=32, description="Optional; kept on the profile."
+    )
 
 
 class UserOut(BaseModel):
@@ -85,13 +96,16 @@ class ActivityOut(BaseModel):
     time_zone: str
     strategy_id: int
     caps: CapsOut
+    join_code_required: bool = Field(
+        description="A draw needs a join code the player redeemed (POST …/join-code)."
+    )
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
         return cls(
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
-            caps=CapsOut.of(a.caps),
+            caps=CapsOut.of(a.caps), join_code_required=a.join_code_required,
         )  # fmt: skip
 
 
@@ -128,6 +142,61 @@ class TierOut(BaseModel):
     award_ids: list[int]
 
 
+class ChanceOut(BaseModel):
+    model_config = examples_of(examples.CHANCE)
+
+    award_id: int
+    chance: str = Field(description="An exact fraction, e.g. `2/3`.")
+
+
+class RuleOut(BaseModel):
+    """A rule that changes outcomes, published with the odds and frozen with them."""
+
+    model_config = examples_of(examples.RULE)
+
+    rule: Literal["listed", "guarantee"] = Field(
+        description="`listed`: a group of listed users gets only the named award on every "
+        "draw. `guarantee`: a user's `draw`th draw in the activity wins one of `award_ids`. "
+        "Rules run in this list's order; the first that applies decides."
+    )
+    award_ids: list[int]
+    titles: list[str] = Field(description="The awards' titles, in the order of `award_ids`.")
+    users: int | None = Field(
+        default=None, description="`listed`: how many users are listed (never who)."
+    )
+    draw: int | None = Field(
+        default=None,
+        description="`guarantee`: the user's draw number in the activity, this draw counted.",
+    )
+    chances: list[ChanceOut] = Field(
+        default_factory=list,
+        description="`guarantee`: each prize's exact chance on that draw (rates renormalised "
+        "over the guaranteed prizes with stock left).",
+    )
+    in_force: bool = Field(
+        description="`listed`: the award has stock left (without, the fallback). "
+        "`guarantee`: one of its prizes has stock left (without, that draw is an ordinary one)."
+    )
+    text: str = Field(description="The rule in English words.")
+
+    @classmethod
+    def of(cls, r: DisclosedRule, titles: Mapping[int, str], fallback: str) -> RuleOut:
+        ids = sorted(r.award_ids)
+        named = [titles.get(a, f"award {a}") for a in ids]
+        if isinstance(r, ListedGroup):
+            return cls(
+                rule="listed", award_ids=ids, titles=named, users=r.users, in_force=r.in_force,
+                text=f"{r.users} listed users get only {named[0]} on every draw "
+                f"({fallback} once it is locked or gone).",
+            )  # fmt: skip
+        return cls(
+            rule="guarantee", award_ids=ids, titles=named, draw=r.draw, in_force=r.in_force,
+            chances=[ChanceOut(award_id=a, chance=str(c)) for a, c in sorted(r.chances.items())],
+            text=f"A user's draw {r.draw} in this activity wins one of: {', '.join(named)}"
+            + ("." if r.in_force else " (none is left now: that draw is an ordinary one)."),
+        )  # fmt: skip
+
+
 class OddsOut(BaseModel):
     model_config = examples_of(examples.ODDS)
 
@@ -148,9 +217,15 @@ class OddsOut(BaseModel):
     participants_left: int | None = Field(
         default=None, description="New participants its `join_people_total_limit` still takes."
     )
+    rules: list[RuleOut] = Field(
+        default_factory=list,
+        description="Listed users and guarantees: every rule that changes an outcome "
+        "besides the weight tiers, locks and caps above.",
+    )
 
     @classmethod
     def of(cls, o: PublishedOdds) -> OddsOut:
+        titles = {p.award_id: p.title for p in o.prizes} | o.titles
         return cls(
             activity=ActivityOut.of(o.activity),
             exhaustion=o.strategy.exhaustion.value,
@@ -164,6 +239,7 @@ class OddsOut(BaseModel):
             per_person_caps=PersonCapsIO.of(o.person_caps),
             winners_left=o.caps_left.get(Cap.WINNERS),
             participants_left=o.caps_left.get(Cap.PARTICIPANTS),
+            rules=[RuleOut.of(r, titles, o.fallback_title) for r in o.rules],
         )
 
 
@@ -216,7 +292,8 @@ class DrawOut(BaseModel):
     award_kind: str
     points: int | None
     rule: str = Field(
-        description="What decided: default, blacklist, weight; lock or stock for the fallback."
+        description="What decided: default, listed, weight, guarantee; lock, stock or a cap "
+        "for the fallback."
     )
     draw_count: int
     created_at: datetime

@@ -13,9 +13,11 @@ from raffle.domain.prize_images import PrizeImage
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
-from raffle.domain.users import User, UserStatus
+from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.base import Transaction
+from raffle.service.ports.content import ContentRepository
+from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
 
@@ -105,6 +107,14 @@ class UserRepository(Protocol):
         """False when there is no such user."""
         ...
 
+    async def record(self, change: StatusChange) -> None:
+        """Keep a lock or unlock: who, when and why."""
+        ...
+
+    async def changes(self, user_id: str, limit: int) -> list[StatusChange]:
+        """The account's last `limit` locks and unlocks, newest first."""
+        ...
+
     async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
         """False when there is no such user."""
         ...
@@ -180,3 +190,5 @@ class UnitOfWork(Transaction, Protocol):
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
     prize_images: PrizeImageRepository
+    content: ContentRepository
+    join_codes: JoinCodeRepository

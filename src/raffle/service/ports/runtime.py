@@ -52,13 +52,15 @@ class SessionStore(Protocol):
 
     async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
         """The live session, its expiry slid to `ttl_seconds` from now (a store may skip the
-        slide while little of the TTL has passed); None if expired."""
+        slide while little of the TTL has passed); None if expired or unknown; SessionEnded
+        if `end_all` ended it."""
         ...
 
     async def delete(self, token_hash: str) -> None: ...
 
     async def end_all(self, user_id: str) -> int:
-        """End every session of the user at once; how many there were."""
+        """End every session of the user at once, each kept as ended until it would have
+        expired; how many there were."""
         ...
 
     async def delete_expired(self) -> int:

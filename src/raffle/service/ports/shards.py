@@ -238,6 +238,10 @@ class AccessGrantRepository(Protocol):
         """The user's grants, oldest first."""
         ...
 
+    async def get(self, user_id: str, content_id: str) -> AccessGrant | None:
+        """The user's grant of the content, if they hold it."""
+        ...
+
 
 class ShipmentRepository(Protocol):
     async def open(self, shipment: Shipment) -> bool:

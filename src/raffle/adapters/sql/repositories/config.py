@@ -7,7 +7,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, case, func, select, update
+from sqlalchemy import Row, case, func, insert, select, update
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import insert_ignore, upsert
@@ -15,7 +15,7 @@ from raffle.adapters.sql.tables import config as tables
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.caps import Caps
 from raffle.domain.quota import QuotaPack, Sku
-from raffle.domain.users import User, UserStatus
+from raffle.domain.users import StatusChange, User, UserStatus
 
 
 class SqlActivityRepository:
@@ -36,6 +36,7 @@ class SqlActivityRepository:
             "award_num_limit": activity.caps.winners,
             "join_people_total_limit": activity.caps.participants,
             "perfect_activity": activity.caps.perfect,
+            "join_code_required": activity.join_code_required,
         }
         # Reloading a campaign file must not reset a running activity: once stored, the
         # state moves only through compare_and_set.
@@ -207,6 +208,26 @@ class SqlUserRepository:
     async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
         return await self._update(user_id, password_hash=password_hash)
 
+    async def record(self, change: StatusChange) -> None:
+        row = {
+            "user_id": change.user_id,
+            "status": change.status.value,
+            "reason": change.reason,
+            "changed_by": change.by,
+            "changed_at": change.at,
+        }
+        await self._connection.execute(insert(tables.account_status_change).values(row))
+
+    async def changes(self, user_id: str, limit: int) -> list[StatusChange]:
+        t = tables.account_status_change
+        rows = await self._connection.execute(
+            select(t).where(t.c.user_id == user_id).order_by(t.c.id.desc()).limit(limit)
+        )
+        return [
+            StatusChange(r.user_id, UserStatus(r.status), r.reason, r.changed_by, r.changed_at)
+            for r in rows
+        ]
+
     async def _update(self, user_id: str, **values: object) -> bool:
         table = tables.user_account
         statement = update(table).where(table.c.user_id == user_id).values(**values)
@@ -246,6 +267,7 @@ def _activity(row: Row[Any]) -> Activity:
         state=ActivityState(row.state),
         welcome_pack=row.welcome_pack,
         caps=Caps(row.award_num_limit, row.join_people_total_limit, bool(row.perfect_activity)),
+        join_code_required=bool(row.join_code_required),
     )
 
 

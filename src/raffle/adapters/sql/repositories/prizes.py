@@ -149,6 +149,14 @@ class SqlAccessGrantRepository:
         )
         return [AccessGrant(r.user_id, r.content_id, r.order_id, r.granted_at) for r in rows]
 
+    async def get(self, user_id: str, content_id: str) -> AccessGrant | None:
+        t = self._table
+        rows = await self._connection.execute(
+            select(t).where(t.c.user_id == user_id, t.c.content_id == content_id)
+        )
+        r = rows.first()
+        return None if r is None else AccessGrant(r.user_id, r.content_id, r.order_id, r.granted_at)
+
 
 class SqlShipmentRepository:
     def __init__(self, connection: SqlConnection, tables: PrizeTables) -> None:

@@ -6,6 +6,7 @@ id, are in `shard_tables`.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -128,8 +129,18 @@ def caps_columns() -> list[Column[Any]]:
     ]
 
 
-def define_activity(metadata: MetaData, *, caps: bool = True) -> Table:
-    """Activities; as migration 0002 made them with `caps=False`."""
+def join_code_column() -> Column[bool]:
+    """Whether a draw needs a join code (domain `Activity.join_code_required`), added by
+    migration 0017: activities from before need none."""
+    return Column("join_code_required", Boolean, nullable=False, server_default=false())
+
+
+def define_activity(
+    metadata: MetaData, *, caps: bool = True, join_code: bool | None = None
+) -> Table:
+    """Activities; as migration 0002 made them with `caps=False` (`join_code` follows `caps`
+    unless given: as 0015 left them with `join_code=False`)."""
+    join_code = caps if join_code is None else join_code
     return Table(
         "activity",
         metadata,
@@ -143,6 +154,7 @@ def define_activity(metadata: MetaData, *, caps: bool = True) -> Table:
         Column("state", String(16), nullable=False),
         Column("welcome_pack", BigInteger, nullable=True),
         *(caps_columns() if caps else []),
+        *([join_code_column()] if join_code else []),
         Index(None, "strategy_id"),
         mysql_charset="utf8mb4",
     )
@@ -177,7 +189,15 @@ def status_column() -> Column[str]:
     return Column("status", String(16), nullable=False, server_default="active")
 
 
-def define_users(metadata: MetaData, *, status: bool = True) -> tuple[Table, Table]:
+def session_ended_column() -> Column[datetime]:
+    """When an operator ended the session (a lock, a new password), added by migration 0017:
+    its row stays until it would have expired, so its token is told `session_ended`."""
+    return Column("ended_at", UtcDateTime, nullable=True)
+
+
+def define_users(
+    metadata: MetaData, *, status: bool = True, ended: bool | None = None
+) -> tuple[Table, Table]:
     """The accounts and their sessions; as migration 0002 made them with `status=False`
     (0009 adds the account's status and the index of sessions by user)."""
     accounts = Table(
@@ -201,11 +221,26 @@ def define_users(metadata: MetaData, *, status: bool = True) -> tuple[Table, Tab
         Column("expires_at", UtcDateTime, nullable=False),
         Index(None, "expires_at"),
         *([Index(None, "user_id")] if status else []),
+        *([session_ended_column()] if (status if ended is None else ended) else []),
     )
     return accounts, sessions
 
 
 user_account, session = define_users(metadata)
+
+# Every lock and unlock of an account: who, when and why (migration 0017).
+account_status_change = Table(
+    "account_status_change",
+    metadata,
+    Column("id", AutoId, primary_key=True, autoincrement=True),
+    Column("user_id", String(32), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("reason", String(255), nullable=False),
+    Column("changed_by", String(32), nullable=True),  # None: from the command line
+    Column("changed_at", UtcDateTime, nullable=False),
+    Index(None, "user_id", "id"),
+    mysql_charset="utf8mb4",
+)
 
 # Idempotency-Key records: `status` NULL while the first request is still in flight.
 idempotency = Table(

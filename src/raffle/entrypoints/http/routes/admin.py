@@ -29,6 +29,7 @@ from raffle.entrypoints.http.schemas import (
 from raffle.service.activities import change_state
 from raffle.service.campaigns import load_campaign
 from raffle.service.cap_counts import cap_report
+from raffle.service.deny_lists import screen
 from raffle.service.quotas import TopUp, top_up
 from raffle.service.reconcile import stock_report
 
@@ -133,7 +134,9 @@ async def grant(
 ) -> Response:
     """Credit a user's chances from a SKU after a purchase elsewhere, once per
     `out_business_no`: a repeat answers `credited: false` and changes nothing. A user id
-    with no account is a 404 `unknown_user` unless `open_account` is true."""
+    with no account is a 404 `unknown_user` unless `open_account` is true; a user a deny
+    list names (their id, phone or device) is refused (403 `denied`)."""
+    await screen(raffle.deny, user_id=body.user_id, profiles=raffle.profiles)
 
     async def run() -> TopUpOut:
         result = await top_up(

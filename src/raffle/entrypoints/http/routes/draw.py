@@ -3,8 +3,9 @@
 FastAPI's work per request (solving the dependencies, validating the parameters and the
 answer) is a good part of a draw's CPU, and the draw is the route under load; this one
 makes the same checks, with the functions the FastAPI dependencies call, in the same
-order: the session, the path, the Idempotency-Key. Errors go through the application's
-error table as any route's.
+order: the session, the path, the Idempotency-Key; then the deny lists. Errors go through the
+application's error table as any route's; a refusal of a signed-in player is counted for the
+automatic blocking rules here.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from raffle.bootstrap import Raffle
-from raffle.domain.errors import RaffleError
+from raffle.domain.blocking import BlockEvent
+from raffle.domain.errors import RaffleError, Unavailable
 from raffle.domain.users import InvalidInput, RateLimited
 from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.deps import (
     IDEMPOTENCY_KEY,
     bearer,
+    client_ip,
     get_idempotency_key,
     session_of,
 )
@@ -31,6 +34,7 @@ from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.openapi import Document, schema_ref, security
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
+from raffle.service.deny_lists import screen
 from raffle.service.draw import Draw, draw
 from raffle.service.idempotency import MAX_KEY
 from raffle.service.refusals import paused
@@ -57,15 +61,28 @@ async def draw_once(request: Request) -> Response:
 
 async def _draw(raffle: Raffle, request: Request) -> Response:
     session = await session_of(raffle, request.headers.get("Authorization"))
+    ip = client_ip(request)
+    try:
+        return await _drawn(raffle, request, session.user_id, ip)
+    except Unavailable:  # not the player's doing: no refusal to count
+        raise
+    except RaffleError:
+        # The one place a draw's refusal is answered: the blocking rules count it here.
+        await raffle.blocking.noted(BlockEvent.REFUSED_DRAW, user_id=session.user_id, ip=ip)
+        raise
+
+
+async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Response:
     activity_id = _activity_id(request.path_params["activity_id"])
     key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
+    await screen(raffle.deny, user_id=user_id, ip=ip, profiles=raffle.profiles)
     switches = raffle.switches.current
     paused(switches, activity_id)
     limit = switches.limits["draws_per_second"]
-    if wait := await raffle.limiter.hit(f"draw:{session.user_id}", limit, 1):
+    if wait := await raffle.limiter.hit(f"draw:{user_id}", limit, 1):
         raise RateLimited(f"at most {limit} draws per second", wait)
     result = await draw(
-        Draw(session.user_id, activity_id, key),
+        Draw(user_id, activity_id, key),
         catalogue=raffle.catalogue,
         shards=raffle.shards,
         stock=raffle.stock,
@@ -76,6 +93,7 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
         profiles=raffle.profiles,
         audience=raffle.tags,
         caps=raffle.caps,
+        join_codes=raffle.join_codes,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])

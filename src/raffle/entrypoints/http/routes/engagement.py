@@ -9,7 +9,13 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from raffle.entrypoints.http.bounds import ActivityId, Cursor, Limit
-from raffle.entrypoints.http.deps import AdminSession, CurrentSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.deps import (
+    AdminSession,
+    AdmittedSession,
+    CurrentSession,
+    IdempotencyKey,
+    RaffleDep,
+)
 from raffle.entrypoints.http.engagement_schemas import (
     BalanceOut,
     BehaviourIn,
@@ -38,12 +44,12 @@ MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
 @router.post(
     "/api/activities/{activity_id}/sign-in",
     response_model=SignInOut,
-    responses=documented(401, 404, 409, 422),
+    responses=documented(401, 403, 404, 409, 422),
 )
 async def sign_in_today(
     activity_id: ActivityId,
     request: Request,
-    session: CurrentSession,
+    session: AdmittedSession,
     key: IdempotencyKey,
     raffle: RaffleDep,
 ) -> Response:
@@ -124,12 +130,12 @@ async def points(
 @router.post(
     "/api/me/points/exchanges",
     response_model=ExchangeOut,
-    responses=documented(401, 404, 409, 422, 503),
+    responses=documented(401, 403, 404, 409, 422, 503),
 )
 async def exchange_points(
     body: ExchangeIn,
     request: Request,
-    session: CurrentSession,
+    session: AdmittedSession,
     key: IdempotencyKey,
     raffle: RaffleDep,
 ) -> Response:

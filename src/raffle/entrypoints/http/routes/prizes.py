@@ -1,4 +1,4 @@
-"""Prizes after the draw: my prizes and their delivery, my shipping addresses and content;
+"""Prizes after the draw: my prizes and their delivery, my shipping addresses;
 operators' code pools and shipments."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.prize_schemas import (
     AddressBody,
     CodesIn,
-    GrantOut,
     ImportOut,
     PoolOut,
     ShipIn,
@@ -24,7 +23,7 @@ from raffle.entrypoints.http.prize_schemas import (
 )
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, HistoryOut
-from raffle.service.fulfilment import give_address, import_codes, my_access, pool_stats, ship
+from raffle.service.fulfilment import give_address, import_codes, pool_stats, ship
 from raffle.service.fulfilment import shipments as shipments_in
 from raffle.service.wins import my_wins
 
@@ -83,12 +82,6 @@ async def address(
         return ShipmentOut.of(found)
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
-
-
-@router.get("/api/me/content", tags=["player"], responses=documented(401))
-async def my_content(session: CurrentSession, raffle: RaffleDep) -> list[GrantOut]:
-    """The content I may open, and the order that granted each."""
-    return [GrantOut.of(g) for g in await my_access(session.user_id, shards=raffle.shards)]
 
 
 @router.get("/api/admin/code-pools", tags=["operator"], responses=documented(401, 403))

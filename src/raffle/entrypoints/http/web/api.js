@@ -68,7 +68,7 @@ export async function api(path, { method = "GET", json, text, form, type = "appl
   const data = answered.includes("json") ? await answer.json() : await answer.text();
   if (!answer.ok) {
     const problem = new Problem(answer.status, typeof data === "object" ? data : {});
-    if (problem.code === "not_authenticated") session.token = null;
+    if (problem.code === "not_authenticated" || problem.code === "session_ended") session.token = null;
     throw problem;
   }
   return data;

@@ -24,6 +24,9 @@ export class Editor {
     const doc = await api("/api/admin/campaigns?format=json");
     for (const section of SECTIONS) doc[section] ??= [];
     doc.code_pools ??= {};
+    // Content is edited in its own tab: a campaign saved from an older reading would put
+    // back the text it had then.
+    delete doc.content;
     this.doc = doc;
     this.stored = new Map(doc.activities.map((a) => [a.id, a.state]));
     this.loaded = new WeakSet(["awards", "strategies", "packs", "activities", "skus"].flatMap((s) => doc[s]));
@@ -96,8 +99,9 @@ export class Editor {
         choice("When a prize runs out", `${at}.exhaustion`, s.exhaustion ?? "fallback", (v) => (s.exhaustion = v),
           () => [["fallback", "give the fallback"], ["redistribute", "redistribute its odds"]], { read: String })),
       h("div", { class: "row" },
-        field("Blacklist rule", `${at}.rules.blacklist`, s.rules.blacklist, (v) => rule("blacklist", v), { read: optionalText, hint: "100:user001,user002" }),
-        field("Weight rule", `${at}.rules.weight`, s.rules.weight, (v) => rule("weight", v), { read: optionalText, hint: "60:102,103 200:106" })),
+        field("Listed users (published as their number)", `${at}.rules.listed`, s.rules.listed, (v) => rule("listed", v), { read: optionalText, hint: "100:user001,user002" }),
+        field("Weight rule", `${at}.rules.weight`, s.rules.weight, (v) => rule("weight", v), { read: optionalText, hint: "60:102,103 200:106" }),
+        field("Guarantees (published)", `${at}.rules.guarantee`, s.rules.guarantee, (v) => rule("guarantee", v), { read: optionalText, hint: "1:win 10:102,103" })),
       h("fieldset", { class: "prizes", dataset: { at: `${at}.prizes` } },
         h("legend", {}, "Prizes (rates are exact decimals; blank stock: unlimited)"),
         ...s.prizes.map((p, j) => this.prize(s, p, `${at}.prizes.${j}`, j)),
@@ -288,8 +292,15 @@ function capsFields(a, at) {
     dataset: { at: `${at}.perfect_activity` },
     onchange: (event) => (event.target.checked ? (a.perfect_activity = true) : delete a.perfect_activity),
   });
+  // Players redeem a join code before their first draw (the Codes tab makes them).
+  const codes = h("input", {
+    type: "checkbox", id: `f-${at.replaceAll(".", "-")}-join_code_required`, checked: Boolean(a.join_code_required),
+    dataset: { at: `${at}.join_code_required` },
+    onchange: (event) => (event.target.checked ? (a.join_code_required = true) : delete a.join_code_required),
+  });
   return h("div", { class: "row" },
     field("Total winners", `${at}.award_num_limit`, a.award_num_limit, set("award_num_limit"), { type: "number", read: integer, hint: "no cap" }),
     field("Total participants", `${at}.join_people_total_limit`, a.join_people_total_limit, set("join_people_total_limit"), { type: "number", read: integer, hint: "no cap" }),
-    h("label", {}, perfect, "100 % win (misses not drawn)"));
+    h("label", {}, perfect, "100 % win (misses not drawn)"),
+    h("label", {}, codes, "Join code required"));
 }

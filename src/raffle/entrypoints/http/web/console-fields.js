@@ -96,5 +96,5 @@ export function nextId(items, key, start) {
 // An error shown in the notice bar; an expired session also sends the console to its login.
 export function report(error) {
   fail(error);
-  if (error?.code === "not_authenticated") document.dispatchEvent(new CustomEvent("session-expired", { detail: error.message }));
+  if (error?.code === "not_authenticated" || error?.code === "session_ended") document.dispatchEvent(new CustomEvent("session-expired", { detail: error.message }));
 }

@@ -84,10 +84,14 @@ export class ProfilesView {
       .map(([v, t]) => h("option", { value: v, selected: (p.gender ?? "") === v }, t)));
     const attributes = h("textarea", { name: "attributes", rows: 4, spellcheck: "false" }, JSON.stringify(p.attributes, null, 1));
     const labelled = (text, input) => h("label", {}, text, input);
+    // Locks and unlocks keep the operator, the time and this reason (shown below).
+    const reason = p.status === null ? null : h("input", { name: "lock-reason", maxlength: 255,
+      placeholder: "reason, kept with the change", "aria-label": "Reason", dataset: { testid: "lock-reason" } });
     const lock = p.status === null ? null : h("button", {
       dataset: { testid: p.status === "locked" ? "unlock" : "lock" },
-      onclick: () => this.lock(p.user_id, p.status === "locked" ? "unlock" : "lock"),
+      onclick: () => this.lock(p.user_id, p.status === "locked" ? "unlock" : "lock", reason.value.trim()),
     }, p.status === "locked" ? "Unlock account" : "Lock account");
+    const history = h("ul", { class: "muted", dataset: { testid: "lock-history" } });
     const save = h("button", { class: "primary", dataset: { testid: "save-profile" }, onclick: async () => {
       let attrs;
       try {
@@ -114,12 +118,24 @@ export class ProfilesView {
       h("div", { class: "row" }, ...TEXT_FIELDS.map(([k, t]) => labelled(t, inputs[k]))),
       h("div", { class: "row" }, labelled("Level", inputs.level), labelled("Gender", inputs.gender), labelled("Born", inputs.birth_date)),
       labelled("Attributes (JSON: text, numbers, true/false, dates as YYYY-MM-DD)", attributes),
-      h("div", { class: "row toolbar" }, save, lock)));
+      h("div", { class: "row toolbar" }, save, reason, lock), history));
+    if (p.status !== null) this.history(p.user_id, history);
   }
 
-  async lock(userId, action) {
+  async history(userId, list) {
     try {
-      const account = await api(`/api/admin/users/${encodeURIComponent(userId)}/${action}`, { method: "POST" });
+      const account = await api(`/api/admin/users/${encodeURIComponent(userId)}`);
+      list.replaceChildren(...account.changes.map((c) => h("li", {},
+        `${c.status} by ${c.by ?? "the command line"}, ${localTime(c.at)}${c.reason ? `: ${c.reason}` : ""}`)));
+    } catch (error) {
+      report(error);
+    }
+  }
+
+  async lock(userId, action, reason = "") {
+    try {
+      const path = `/api/admin/users/${encodeURIComponent(userId)}/${action}`;
+      const account = await api(path, { method: "POST", json: { reason } });
       notify(`${userId}: ${account.status}.`, "ok");
       await this.open(userId);
       await this.search();

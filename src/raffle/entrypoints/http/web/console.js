@@ -1,15 +1,18 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
 // review, set who may join each (participation policies), watch one live, switch draws,
 // rules and limits at runtime, search, edit, lock and import players' profiles, edit
-// decision trees, import and export campaign files.
+// decision trees, write paid content, make join codes, import and export campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
+import { CodesView } from "/web/console-codes.js";
+import { ContentView } from "/web/console-content.js";
 import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
 import { PoliciesView } from "/web/console-policies.js";
 import { ProfilesView } from "/web/console-profiles.js";
 import { SwitchesView } from "/web/console-switches.js";
+import { DenyView } from "/web/console-deny.js";
 import { TagsView } from "/web/console-tags.js";
 import { TreesView } from "/web/console-trees.js";
 
@@ -24,7 +27,7 @@ async function start() {
     if (!me.is_admin) return showRefused(me);
     await showConsole(me);
   } catch (error) {
-    if (error.code === "not_authenticated") return showLogin(error.message);
+    if (error.code === "not_authenticated" || error.code === "session_ended") return showLogin(error.message);
     fail(error);
   }
 }
@@ -86,8 +89,11 @@ async function showConsole(me) {
   const profiles = new ProfilesView();
   const tags = new TagsView();
   const trees = new TreesView();
-  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, file: files.node };
-  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", file: "Import / export" };
+  const content = new ContentView();
+  const deny = new DenyView();
+  const codes = new CodesView();
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, deny: deny.node, codes: codes.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", deny: "Deny lists", codes: "Codes", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -101,6 +107,9 @@ async function showConsole(me) {
     if (key === "profiles") profiles.refresh();
     if (key === "tags") tags.refresh();
     if (key === "trees") trees.refresh();
+    if (key === "content") content.refresh();
+    if (key === "deny") deny.refresh();
+    if (key === "codes") codes.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();

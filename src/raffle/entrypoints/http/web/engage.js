@@ -4,7 +4,8 @@
 // Stable hooks for tests: [data-testid=chances] (data-chances, data-total-left,
 // data-day-left, data-month-left), [data-testid=sign-in] (the button), [data-testid=calendar]
 // (cells [data-day], class "signed" / "today"), [data-testid=streak] (data-streak),
-// [data-testid=points] (data-available), [data-testid=sku] rows (data-sku) with a "Buy" button.
+// [data-testid=points] (data-available), [data-testid=sku] rows (data-sku) with a "Buy" button,
+// [data-testid=join-code] the join code held (data-code) or the form to redeem one.
 import { h } from "/web/api.js";
 import { t } from "/web/i18n.js";
 
@@ -25,6 +26,24 @@ export function whyNoDraw(activity, account) {
   if (account.total_left <= 0) return t("no_draw.none_left");
   if (account.day_left <= 0) return t("no_draw.day_used");
   return t("no_draw.month_used");
+}
+
+// The join code an activity requires: the player's, or a form to redeem one.
+export function joinCode(activity, held, onRedeem) {
+  if (!activity.join_code_required) return h("div", { "data-testid": "join-code", hidden: true });
+  if (held?.code) {
+    return h("p", { "data-testid": "join-code", "data-code": held.code }, t("code.held", { code: held.code }));
+  }
+  const input = h("input", { id: "join-code-input", name: "code", autocomplete: "off", required: true,
+    maxlength: 64, placeholder: t("code.placeholder") });
+  const form = h("form", { class: "row", "data-testid": "join-code" },
+    h("label", { for: "join-code-input" }, t("code.title"), input),
+    h("button", { class: "primary", type: "submit" }, t("code.redeem")));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    onRedeem(input.value.trim(), form);
+  });
+  return form;
 }
 
 export function chancesCard(account) {

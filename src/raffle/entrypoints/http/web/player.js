@@ -1,6 +1,6 @@
 // The player page: log in or register, choose an activity (remembered in the URL hash,
 // #/activity/ID), draw on the prize board, sign in daily, spend points on chances, follow the
-// delivery of prizes won. Every call goes through api.js; a 401 anywhere returns to the login
+// delivery of prizes won, browse paid content and read what they hold. Every call goes through api.js; a 401 anywhere returns to the login
 // form with "session expired"; other problems are shown in the notice bar.
 //
 // Every word comes from the catalogue of the language chosen (i18n.js); the switch in the
@@ -13,6 +13,7 @@
 // button is off. The board, engage and prizes modules list theirs.
 import { Problem, api, fail, h, notify, session } from "/web/api.js";
 import { Board, boardItems, tiers } from "/web/board.js";
+import { ContentShelf } from "/web/content.js";
 import * as engage from "/web/engage.js";
 import { choose as chooseLanguage, language, list, offered, ownName, t } from "/web/i18n.js";
 import { MyPrizes } from "/web/my-prizes.js";
@@ -25,12 +26,13 @@ const board = new Board(onDraw);
 const state = { user: null, activities: [], activity: null, odds: null, mine: null, points: null };
 const slots = {}; // the panels' bodies, by name
 const myPrizes = new MyPrizes(onSaveAddress, handle);
+const shelf = new ContentShelf(handle); // no buyer yet: payment orders will pass one
 let loads = 0;
 let drawing = false;
 let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
 
 function handle(error) {
-  if (error instanceof Problem && error.code === "not_authenticated") return showLogin(error.message);
+  if (error instanceof Problem && ["not_authenticated", "session_ended"].includes(error.code)) return showLogin(error.message);
   fail(error);
 }
 
@@ -41,6 +43,7 @@ function showLogin(message = "") {
   state.user = null;
   loads++; // what is still in flight is not shown
   myPrizes.stop();
+  shelf.stop();
   who.replaceChildren();
   notify(message, "error");
   const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
@@ -103,10 +106,13 @@ async function showPlayer(user) {
     h("section", { class: "card wide chooser" }, h("label", { for: "activity" }, t("page.activity"), chooser),
       h("p", { class: "muted", id: "activity-about" })),
     h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, t("page.draw")),
-      board.grid, board.result, h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
+      board.grid, board.result, h("div", { id: "join-code" }),
+      h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
       h("div", { id: "tiers" })),
     panel("chances", t("page.chances")), panel("points", t("page.points")),
-    panel("odds", t("page.odds")), panel("prizes", t("page.prizes"), true));
+    panel("odds", t("page.odds")), panel("prizes", t("page.prizes"), true),
+    panel("content", t("page.content"), true));
+  shelf.start(slots.content).catch(handle);
   state.activities = await api("/api/activities");
   chooser.replaceChildren(...state.activities.map((a) =>
     h("option", { value: a.id }, t("page.activity_option", { name: a.name, state: t(`activity_state.${a.state}`) }))));
@@ -140,11 +146,15 @@ async function load(id) {
   });
   if (read !== loads) return;
   const [odds, mine, signIns, points, skus] = found;
-  Object.assign(state, { activity: odds.activity, odds, mine, signIns, points, skus });
+  // Read only where the activity asks for one: most never do.
+  const held = odds.activity.join_code_required ? await api(`/api/activities/${id}/join-code`) : null;
+  if (read !== loads) return;
+  Object.assign(state, { activity: odds.activity, odds, mine, signIns, points, skus, held });
   if (board.grid.dataset.activity !== String(id)) board.clear();
   board.grid.dataset.activity = String(id);
   document.getElementById("activity-about").textContent = odds.activity.description;
   document.title = `${odds.activity.name} · raffle`;
+  renderJoinCode();
   renderBoard();
   renderChances();
   renderShop();
@@ -161,10 +171,16 @@ function renderBoard() {
   renderDrawButton();
 }
 
+function renderJoinCode() {
+  document.getElementById("join-code").replaceChildren(engage.joinCode(state.activity, state.held, onRedeem));
+}
+
 // Off while a draw is in flight, whatever else is read again meanwhile.
 function renderDrawButton() {
   const wait = Math.ceil((drawsFrom - Date.now()) / 1000);
+  const noCode = state.activity.join_code_required && !state.held?.code;
   const why = engage.whyNoDraw(state.activity, state.mine.account) ??
+    (noCode ? t("problem.join_code_required") : null) ??
     (wait > 0 ? t("draw.wait", { n: wait }) : null);
   board.button.disabled = drawing || Boolean(why);
   document.getElementById("draw-reason").textContent = why ?? "";
@@ -232,6 +248,19 @@ async function onSignIn(event) {
     await refresh();
   } catch (error) {
     handle(error);
+  }
+}
+
+async function onRedeem(code, form) {
+  if (!code) return;
+  for (const button of form.querySelectorAll("button")) button.disabled = true;
+  try {
+    const bound = await api(`/api/activities/${state.activity.id}/join-code`, { method: "POST", json: { code } });
+    notify(t("code.held", { code: bound.code }), "ok");
+    await refresh();
+  } catch (error) {
+    handle(error);
+    for (const button of form.querySelectorAll("button")) button.disabled = false;
   }
 }
 

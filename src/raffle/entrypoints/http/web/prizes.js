@@ -8,7 +8,7 @@
 // Postcode; [data-testid=odds] is the odds table (rows [data-award]).
 import { h } from "/web/api.js";
 import { cardParts } from "/web/board.js";
-import { dateTime, t } from "/web/i18n.js";
+import { dateTime, list, t } from "/web/i18n.js";
 
 const TONES = { completed: "ok", failed: "bad" };
 // [field, autocomplete]; the label is the catalogue's "address.<field>".
@@ -120,7 +120,25 @@ export function oddsTable(odds) {
   }
   return h("div", { class: "scroll" }, h("table", { "data-testid": "odds" },
     h("thead", {}, h("tr", {}, [t("odds.prize"), t("odds.chance"), t("odds.stock"), t("odds.locked")].map((text) => h("th", {}, text)))),
-    h("tbody", {}, rows)), capsNotes(odds));
+    h("tbody", {}, rows)), capsNotes(odds), rulesNotes(odds));
+}
+
+// Listed users and guarantees, in the order they run: every rule that changes an outcome is
+// published, in words, with the chance of each guaranteed prize.
+function rulesNotes(odds) {
+  const chances = (rule) => new Map(rule.chances.map((c) => [c.award_id, percent(ratio(c.chance))]));
+  const notes = odds.rules.map((rule) => {
+    if (rule.rule === "listed") {
+      return t("odds.listed", { n: rule.users, prize: rule.titles[0], fallback: odds.fallback_title });
+    }
+    const chance = chances(rule);
+    const names = rule.titles.map((title, i) => (chance.has(rule.award_ids[i]) ? `${title} (${chance.get(rule.award_ids[i])})` : title));
+    const text = rule.draw === 1
+      ? t("odds.guarantee_first", { names: list(names) })
+      : t("odds.guarantee", { n: rule.draw, names: list(names) });
+    return rule.in_force ? text : `${text} ${t("odds.guarantee_gone")}`;
+  });
+  return notes.length ? h("ul", { class: "muted", "data-testid": "rules" }, notes.map((note) => h("li", {}, note))) : null;
 }
 
 // The caps that can change an outcome, said with the odds: nothing hidden.

@@ -2,7 +2,7 @@
 (`tables.prize_image`).
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0021
 Create Date: 2026-11-25
 """
 
@@ -17,7 +17,7 @@ from raffle.adapters.sql.tables import revisions as new_tables
 from raffle.adapters.sql.tables.config import prize_columns, prize_image
 
 revision: str = "0018"
-down_revision: str | Sequence[str] | None = "0015"
+down_revision: str | Sequence[str] | None = "0021"  # main's head when merged
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,35 @@
+"""Deny lists, automatic blocking rules and their version row (`tables.deny`).
+
+Revision ID: 0016
+Revises: 0015
+Create Date: 2026-11-25
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+from raffle.adapters.sql.tables import revisions as new_tables
+from raffle.adapters.sql.tables.deny import block_rule, deny_entry, deny_version
+
+revision: str = "0016"
+down_revision: str | Sequence[str] | None = "0015"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def _tables() -> list[sa.Table]:
+    return new_tables.of_revision([deny_entry, block_rule, deny_version], lambda i, m: [])
+
+
+def upgrade() -> None:
+    tables = _tables()
+    new_tables.create(tables)
+    op.bulk_insert(tables[2], [{"id": 1, "version": 0}])
+
+
+def downgrade() -> None:
+    new_tables.drop(_tables())
