@@ -92,6 +92,7 @@ async def test_bad_uploads_and_urls_are_refused_with_a_code_and_change_nothing(a
     for url in ("http://cdn.example.com/a.png", "javascript:alert(1)", "https://"):
         bad = await api.client.patch(PRIZE, json={"image": url}, headers={**admin, **_key()})
         assert (bad.status_code, bad.json()["code"]) == (422, "invalid_image_url"), url
+        assert bad.json()["errors"][0]["at"] == "body.image"
     unknown = await api.client.patch(PRIZE, json={"image": "a" * 64}, headers={**admin, **_key()})
     assert (unknown.status_code, unknown.json()["code"]) == (404, "unknown_image")
     off = await api.client.patch(PRIZE, json={"enabled": False}, headers={**admin, **_key()})

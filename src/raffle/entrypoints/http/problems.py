@@ -203,6 +203,11 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
         lambda e: {"current_state": e.current.value},
     ),
     (RateLimited | Unavailable, lambda e: {"retry_after": e.retry_after}),
+    (InvalidImageUrl, lambda e: {"errors": [{"at": "body.image", "message": e.message}]}),
+    (
+        InvalidImage | ImageTooLarge,
+        lambda e: {"errors": [{"at": "body.file", "message": e.message}]},
+    ),
     (
         InvalidCampaignFile,
         lambda e: {
