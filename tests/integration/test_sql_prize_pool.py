@@ -8,6 +8,7 @@ import asyncio
 import io
 import random
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -20,9 +21,10 @@ from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind
+from raffle.domain.campaign import Campaign
 from raffle.domain.prize_cards import PrizeCard
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
-from raffle.service.campaigns import FrozenOdds
+from raffle.service.campaigns import FrozenOdds, InvalidCampaign, load_campaign
 from raffle.service.prize_pool import add_image, change_prize, image
 
 NOW = datetime(2026, 11, 25, 2, tzinfo=UTC)
@@ -155,3 +157,24 @@ async def test_hundreds_of_concurrent_changes_of_one_strategy_each_keep_their_fi
         assert stored.terms() == many.terms()
     finally:
         await engine.dispose()
+
+
+async def test_a_campaign_stores_its_images_and_refuses_one_never_uploaded(
+    engine: AsyncEngine,
+) -> None:
+    picture = prepare(_png((90, 20, 160)))
+    shown = replace(STRATEGY.prizes[0], card=replace(CARD, image=picture.id))
+    strategy = replace(STRATEGY, id=9, prizes=(shown, *STRATEGY.prizes[1:]))
+    async with SqlUnitOfWork(engine) as uow:
+        awards = tuple((await uow.awards.all()).values())
+    orphan = Campaign(awards=awards, strategies=(strategy,))
+    with pytest.raises(InvalidCampaign, match="no uploaded image") as refused:
+        await load_campaign(orphan, SqlUnitOfWork(engine), clock=Clock())
+    assert refused.value.problems[0].path == ("strategies", 0, "prizes", 0, "image")
+    async with SqlUnitOfWork(engine) as uow:
+        assert await uow.strategies.get(9) is None  # nothing of it stored
+
+    await load_campaign(replace(orphan, images=(picture,)), SqlUnitOfWork(engine), clock=Clock())
+    assert (await image(picture.id, SqlUnitOfWork(engine))).data == picture.data
+    async with SqlUnitOfWork(engine) as uow:
+        assert await uow.strategies.get(9) == strategy
