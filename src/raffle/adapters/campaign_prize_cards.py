@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import fields
 from pathlib import PurePosixPath
 from typing import Annotated, Any
 
@@ -85,10 +86,10 @@ def written(enabled: bool, card: PrizeCard, images: Mapping[str, PrizeImage]) ->
     uploaded image by its path in the packed file when `images` has it."""
     found: dict[str, Any] = {} if enabled else {"enabled": False}
     default = PrizeCard()
-    for name in PrizeCard.__dataclass_fields__:
-        value = getattr(card, name)
-        if value != getattr(default, name):
-            found[name] = value
+    for each in fields(PrizeCard):
+        value = getattr(card, each.name)
+        if value != getattr(default, each.name):
+            found[each.name] = value
     if (uploaded := card.uploaded_image) and uploaded in images:
         found["image"] = f"{IMAGES}/{images[uploaded].file_name}"
     return found
