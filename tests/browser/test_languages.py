@@ -103,6 +103,7 @@ def _campaign_texts(server: Server, page: Page) -> list[str]:
     me = httpx.get(f"{server.url}/api/auth/me", headers=auth).json()
     texts = [a["name"] for a in activities] + [a["description"] for a in activities]
     texts += [p["title"] for p in odds["prizes"]] + [odds["fallback_title"], str(me["id"])]
+    texts += [p["card"][k] for p in odds["prizes"] for k in ("level_name", "description")]
     texts += [title for rule in odds["rules"] for title in rule["titles"]]
     return sorted(texts, key=len, reverse=True)
 

@@ -32,6 +32,8 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance]
 schemathesis.serializer.alias(
     ["application/x-ndjson", "application/jsonl", "application/x-jsonlines"], "text/plain"
 )
+# Packed campaign files (zips) are bytes: sent as generated.
+schemathesis.serializer.alias("application/zip", "application/octet-stream")
 PASSWORD = "correct horse battery"
 LOGOUT = "/api/auth/logout"
 # Small and bounded: a few requests of each kind per operation, no shrinking of a failure

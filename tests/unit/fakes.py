@@ -23,6 +23,7 @@ from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, 
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.policies import Participation
 from raffle.domain.prize_claims import ClaimState
+from raffle.domain.prize_images import PrizeImage
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
 from raffle.domain.rebates import RebateOrder, RebateRule
 from raffle.domain.route_trees import RouteTree, TreeVersion
@@ -91,7 +92,22 @@ class ConfigStore:
     participation: dict[int, Participation] = field(default_factory=dict)
     # name -> every version saved, in order (None: a deletion)
     route_trees: dict[str, list[TreeVersion | None]] = field(default_factory=dict)
+    prize_images: dict[str, PrizeImage] = field(default_factory=dict)
     content: dict[str, Content] = field(default_factory=dict)
+
+
+class FakePrizeImages:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def add(self, image: PrizeImage, now: datetime) -> None:
+        self.s.prize_images.setdefault(image.id, image)
+
+    async def get(self, image_id: str) -> PrizeImage | None:
+        return self.s.prize_images.get(image_id)
+
+    async def known(self, image_ids: Collection[str]) -> set[str]:
+        return {i for i in image_ids if i in self.s.prize_images}
 
 
 class FakeContent:
@@ -390,6 +406,7 @@ class FakeUnitOfWork(_Transaction):
         self.campaign_loads = FakeCampaignLoads(self.store)
         self.participation = FakeParticipation(self.store)
         self.route_trees = FakeRouteTrees(self.store)
+        self.prize_images = FakePrizeImages(self.store)
         self.content = FakeContent(self.store)
 
 

@@ -14,6 +14,7 @@ from raffle.entrypoints.http import (
     content_schemas,
     engagement_schemas,
     participation_schemas,
+    prize_pool_schemas,
     prize_schemas,
     route_tree_schemas,
     schemas,
@@ -134,7 +135,7 @@ def test_each_models_example_is_valid() -> None:
     modules = (
         schemas, engagement_schemas, prize_schemas, participation_schemas, route_tree_schemas,
         content_schemas,
-        tag_schemas, campaigns, delivery,
+        tag_schemas, campaigns, delivery, prize_pool_schemas,
     )  # fmt: skip
     models = [
         value

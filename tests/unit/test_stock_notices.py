@@ -11,7 +11,7 @@ from raffle.adapters.campaign_file import InvalidCampaignFile, parse_campaign
 from raffle.adapters.campaign_writer import write_campaign
 from raffle.domain.errors import InvalidConfig
 from raffle.domain.notices import NOTICE, NoticeKind, crossed, still_crossed, warned
-from raffle.domain.strategy import StrategyPrize
+from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from tests.unit.usecase_world import PRIZE, STRATEGY, World, world
 
 WARNED = StrategyPrize(PRIZE, Decimal("0.1"), stock=100, warning_surplus=20)
@@ -64,7 +64,10 @@ def test_a_threshold_needs_stock_and_must_lie_between_one_and_the_stock(
 
 def test_the_threshold_is_not_part_of_the_published_odds() -> None:
     # A running activity's odds are frozen; its warning may still change.
-    assert replace(WARNED, warning_surplus=50) == WARNED
+    published = Strategy(STRATEGY, (WARNED,), Fallback(PRIZE + 1))
+    warned_later = replace(published, prizes=(replace(WARNED, warning_surplus=50),))
+    assert warned_later != published
+    assert warned_later.terms() == published.terms()
 
 
 def _warned_world(stock: int, surplus: int) -> World:

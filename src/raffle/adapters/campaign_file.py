@@ -22,7 +22,9 @@ from pydantic import (
 
 from raffle.adapters.campaign_claims import ClaimIn, claim_terms
 from raffle.adapters.campaign_content import ContentFileIn, declared
+from raffle.adapters.campaign_pack import folder_files, unpack
 from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
+from raffle.adapters.campaign_prize_cards import ImageShelf, PackedFiles, PrizeCardIn
 from raffle.adapters.tag_file import TagFileIn, tag_definition
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
@@ -90,7 +92,7 @@ class AwardIn(_Model):
     config: Text255 = ""
 
 
-class PrizeIn(_Model):
+class PrizeIn(_Model, PrizeCardIn):  # the card's fields beside the odds'
     award: Id
     rate: Decimal
     stock: Count | None = None
@@ -193,14 +195,19 @@ Items = dict[str, list[tuple[int, Any]]]
 
 
 def read_campaign(path: Path) -> Campaign:
-    """Parse and check a campaign file; raise InvalidCampaignFile listing every problem."""
-    return parse_campaign(path.read_text(encoding="utf-8"), str(path))
+    """Parse and check a campaign file, YAML or packed (a zip of it and its images); raise
+    InvalidCampaignFile listing every problem. A YAML file's image paths are read beside it."""
+    if path.suffix.lower() == ".zip":
+        text, files = unpack(path.read_bytes(), str(path))
+        return parse_campaign(text, str(path), files)
+    return parse_campaign(path.read_text(encoding="utf-8"), str(path), folder_files(path.parent))
 
 
-def parse_campaign(text: str, source: str) -> Campaign:
-    """Parse and check campaign YAML; `source` names it in messages. Every problem of the
-    file is reported at once, each with its line: those of the items' fields, then those
-    of the items that read well (rates, rules), then those across items (references)."""
+def parse_campaign(text: str, source: str, files: PackedFiles | None = None) -> Campaign:
+    """Parse and check campaign YAML; `source` names it in messages, `files` gives the
+    images its prizes name by path. Every problem of the file is reported at once, each
+    with its line: those of the items' fields, then those of the items that read well
+    (rates, rules), then those across items (references)."""
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
@@ -215,7 +222,7 @@ def parse_campaign(text: str, source: str) -> Campaign:
         found.append(_problem(lines, path, message))
 
     items = _items(data, report)
-    campaign, kept = _to_domain(items, report)
+    campaign, kept = _to_domain(items, report, ImageShelf(files))
     for problem in campaign.problems():
         report(_in_file(problem.path, kept), problem.message)
     if found:
@@ -254,7 +261,7 @@ def _items(data: Any, report: Callable[[Location, str], None]) -> Items:
 
 
 def _to_domain(
-    items: Items, report: Callable[[Location, str], None]
+    items: Items, report: Callable[[Location, str], None], shelf: ImageShelf
 ) -> tuple[Campaign, dict[str, list[int]]]:
     """The campaign of the items that build, and where in the file each built item is."""
     kept: dict[str, list[int]] = {}
@@ -275,7 +282,7 @@ def _to_domain(
 
     campaign = Campaign(
         awards=each("awards", _award),
-        strategies=each("strategies", _strategy),
+        strategies=each("strategies", lambda s: _strategy(s, shelf)),
         packs=each("packs", _pack),
         activities=each("activities", _activity),
         skus=each("skus", _sku),
@@ -284,6 +291,7 @@ def _to_domain(
         participations=_participations(items, report),
         trees=each("trees", _tree),
         tags=each("tags", tag_definition),
+        images=tuple(shelf.images.values()),
         content=each("content", declared),
     )
     return campaign, kept
@@ -352,7 +360,7 @@ def _rebate(r: RebateIn) -> RebateRule:
     return RebateRule(r.activity, r.behaviour, r.sku, r.points, r.description, r.enabled)
 
 
-def _strategy(s: StrategyIn) -> Strategy:
+def _strategy(s: StrategyIn, shelf: ImageShelf) -> Strategy:
     prizes, problems = [], []
     for i, p in enumerate(s.prizes):
         try:
@@ -366,6 +374,8 @@ def _strategy(s: StrategyIn) -> Strategy:
                     tuple(p.rules.items()),
                     warning_surplus=p.warning_surplus,
                     claim=terms,
+                    enabled=p.enabled,
+                    card=shelf.card(p),
                 )
             )
         except InvalidConfig as error:

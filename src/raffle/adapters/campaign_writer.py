@@ -13,10 +13,12 @@ import yaml
 from raffle.adapters.campaign_claims import written as written_claim
 from raffle.adapters.campaign_content import written as written_content
 from raffle.adapters.campaign_policies import written as written_participation
+from raffle.adapters.campaign_prize_cards import written as written_card
 from raffle.domain.activity import Activity
 from raffle.domain.awards import Award
 from raffle.domain.campaign import Campaign
 from raffle.domain.policies import Participation
+from raffle.domain.prize_images import PrizeImage
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_documents import to_document
@@ -33,9 +35,10 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
     """The campaign as plain data in the file's shape: mappings, lists, ints, text, exact
     decimals (rates) and aware datetimes; sections with nothing in them are left out."""
     participations = {p.activity_id: p for p in campaign.participations}
+    images = {i.id: i for i in campaign.images}
     document: dict[str, Any] = {
         "awards": [_award(a) for a in campaign.awards],
-        "strategies": [_strategy(s) for s in campaign.strategies],
+        "strategies": [_strategy(s, images) for s in campaign.strategies],
         "packs": [_pack(p) for p in campaign.packs],
         "activities": [_activity(a, participations.get(a.id)) for a in campaign.activities],
         "skus": [_sku(s) for s in campaign.skus],
@@ -81,7 +84,7 @@ def _award(a: Award) -> _Flow:
     )
 
 
-def _strategy(s: Strategy) -> dict[str, Any]:
+def _strategy(s: Strategy, images: Mapping[str, PrizeImage]) -> dict[str, Any]:
     written: dict[str, Any] = {"id": s.id}
     if s.description:
         written["description"] = s.description
@@ -89,7 +92,7 @@ def _strategy(s: Strategy) -> dict[str, Any]:
     written["fallback"] = _fallback(s.fallback)
     if s.rules:
         written["rules"] = dict(s.rules)
-    written["prizes"] = [_prize(p) for p in sorted(s.prizes, key=lambda p: p.sort)]
+    written["prizes"] = [_prize(p, images) for p in sorted(s.prizes, key=lambda p: p.sort)]
     return written
 
 
@@ -99,7 +102,7 @@ def _fallback(f: Fallback) -> int | _Flow:
     return _Flow(award=f.award_id, points=f"{f.points[0]},{f.points[1]}")
 
 
-def _prize(p: StrategyPrize) -> _Flow:
+def _prize(p: StrategyPrize, images: Mapping[str, PrizeImage]) -> _Flow:
     written = _Flow(award=p.award_id, rate=p.rate)
     if p.stock is not None:
         written["stock"] = p.stock
@@ -109,6 +112,7 @@ def _prize(p: StrategyPrize) -> _Flow:
         written["rules"] = _Flow(p.rules)
     if (claim := written_claim(p.claim)) is not None:
         written["claim"] = _Flow(claim)
+    written |= written_card(p.enabled, p.card, images)
     return written
 
 

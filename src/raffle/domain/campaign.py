@@ -15,6 +15,7 @@ from raffle.domain.errors import InvalidConfig, Path
 from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
 from raffle.domain.policies import Participation
 from raffle.domain.prize_claims import terms_problems
+from raffle.domain.prize_images import PrizeImage
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_checks import TreeProblem, leaf_problems, structure
@@ -36,6 +37,8 @@ class Campaign:
     participations: tuple[Participation, ...] = ()
     trees: tuple[RouteTree, ...] = ()  # decision trees, by name
     tags: tuple[TagDefinition, ...] = ()
+    # The uploaded images its prizes show that come with it (a packed file's, an export's).
+    images: tuple[PrizeImage, ...] = ()
     # Paid content; content awards may name content stored or of no catalogue at all (old
     # files), so they are not checked against it.
     content: tuple[DeclaredContent, ...] = ()
@@ -80,6 +83,18 @@ class Campaign:
         for i, tree in enumerate(self.trees):
             wrong = [*structure(tree), *leaf_problems(tree, activities, None, known=False)]
             found += [tree_problem(p, "trees", i) for p in wrong]
+        return found
+
+    def image_references(self) -> dict[str, list[Path]]:
+        """The uploaded images its prizes show that do not come with it, each with the
+        paths of the prizes showing it: they must be stored already."""
+        packed = {i.id for i in self.images}
+        found: dict[str, list[Path]] = {}
+        for i, strategy in enumerate(self.strategies):
+            for j, prize in enumerate(strategy.prizes):
+                wanted = prize.card.uploaded_image
+                if wanted is not None and wanted not in packed:
+                    found.setdefault(wanted, []).append(("strategies", i, "prizes", j, "image"))
         return found
 
     def coupon_pools(self) -> set[str]:

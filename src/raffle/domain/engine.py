@@ -24,6 +24,8 @@ from raffle.domain.rules import (
 from raffle.domain.sampler import AliasTable
 from raffle.domain.strategy import Exhaustion, Strategy, StrategyPrize
 
+DISABLED = "disabled"  # the rule recorded when a rule chose a prize the operator disabled
+
 # How a draw ended, by what it handed out (DrawEngine.outcome).
 WIN = "win"  # one of the strategy's prizes
 FALLBACK = "fallback"  # the strategy's fallback, a consolation prize
@@ -70,6 +72,7 @@ class DrawEngine:
         self._post = _compile_post(strategy)
         self._stocked = frozenset(p.award_id for p in strategy.prizes if p.stock is not None)
         self._prizes = {p.award_id: p for p in strategy.prizes}
+        self._disabled = frozenset(p.award_id for p in strategy.prizes if not p.enabled)
         self._exhausted = set(exhausted) | {p.award_id for p in strategy.prizes if p.stock == 0}
         self._points = {a.id: a.points_range for a in awards.values() if a.points_range}
         if strategy.fallback.points is not None:
@@ -113,6 +116,8 @@ class DrawEngine:
         if award_id is None:
             return self.fallback(rng, "stock")
         if award_id != self._fallback_id:
+            if award_id in self._disabled:  # a pre-draw rule's pool of one names it
+                return self.fallback(rng, DISABLED)
             for name, allows in self._post.get(award_id, ()):
                 if not allows(ctx):
                     return self.fallback(rng, name)
@@ -147,6 +152,7 @@ class DrawEngine:
         for award_id, mass in picked.items():
             refused = award_id != self._fallback_id and (
                 award_id in self._exhausted
+                or award_id in self._disabled
                 or not all(allows(ctx) for _, allows in self._post.get(award_id, ()))
             )
             winner = self._fallback_id if refused else award_id
@@ -177,6 +183,7 @@ class DrawEngine:
                 p.award_id: p.weight
                 for p in self.strategy.prizes
                 if (pool is None or p.award_id in pool)
+                and p.enabled
                 and not (self._renormalise and p.award_id in self._exhausted)
                 and not (self.perfect and self.outcome(p.award_id) != WIN)
             }

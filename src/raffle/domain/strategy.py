@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 
 from raffle.domain.awards import parse_points_range
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.prize_cards import PrizeCard, grid_problems
 from raffle.domain.prize_claims import NO_TERMS, ClaimTerms
 
 RATE_PLACES = 6
@@ -31,10 +32,14 @@ class StrategyPrize:
     stock: int | None = None  # None: unlimited
     sort: int = 0
     rules: RuleConfig = ()  # post-draw rules of this prize, e.g. (("lock", "3"),)
+    _: KW_ONLY
     # Stock left at which operators are warned (seed 004 warning_surplus). Not part of the
-    # published odds, so not compared: it may change while the activity runs.
-    warning_surplus: int | None = field(default=None, compare=False)
+    # published terms (`Strategy.terms`): it may change while the activity runs.
+    warning_surplus: int | None = None
     claim: ClaimTerms = NO_TERMS  # its validity and claim conditions once won
+    # A disabled prize is out of the odds: its rate goes to the fallback (seed 004 status).
+    enabled: bool = True
+    card: PrizeCard = field(default_factory=PrizeCard)  # how it is shown; not the odds
 
     def __post_init__(self) -> None:
         if not self.rate.is_finite() or self.rate < 0 or self.rate > 1:
@@ -96,6 +101,8 @@ class Strategy:
             if prize.award_id in seen:
                 raise InvalidConfig(f"award {prize.award_id} is listed twice", ("prizes", i))
             seen.add(prize.award_id)
+        if cells := grid_problems([p.card for p in self.prizes]):
+            raise cells[0]
         total = sum((p.rate for p in self.prizes), Decimal(0))
         if total > 1:
             raise InvalidConfig(f"rates sum to {total.normalize()}, more than 1", ("prizes",))
@@ -110,8 +117,15 @@ class Strategy:
 
     @property
     def remainder(self) -> int:
-        """Millionths of probability not given to any prize: they go to the fallback."""
-        return RATE_SCALE - sum(p.weight for p in self.prizes)
+        """Millionths of probability not given to any enabled prize: they go to the fallback."""
+        return RATE_SCALE - sum(p.weight for p in self.prizes if p.enabled)
+
+    def terms(self) -> Strategy:
+        """The strategy less its prizes' cards and warning thresholds: what publishing it
+        promises, and so what a running activity's freeze compares (a card or a threshold may
+        change; the odds may not)."""
+        plain = tuple(replace(p, card=PrizeCard(), warning_surplus=None) for p in self.prizes)
+        return replace(self, prizes=plain)
 
 
 def _renamed(rules: RuleConfig) -> RuleConfig:

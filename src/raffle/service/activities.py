@@ -15,6 +15,7 @@ from raffle.domain.disclosure import DisclosedRule, disclosed_rules
 from raffle.domain.draws import UnknownActivity
 from raffle.domain.engine import WIN, DrawEngine
 from raffle.domain.policies import PersonCaps
+from raffle.domain.prize_cards import PrizeCard
 from raffle.domain.prize_claims import NO_TERMS, ClaimTerms
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
@@ -65,6 +66,7 @@ class PublishedPrize:
     # stock left (an exact fraction); None in any other activity.
     perfect_chance: Fraction | None = None
     claim: ClaimTerms = NO_TERMS  # once won: its validity and claim conditions
+    card: PrizeCard = field(default_factory=PrizeCard)  # how the board shows it
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +113,7 @@ async def published_odds(
     awards = await catalogue.awards()
     strategy = engine.strategy
     prizes = []
-    for prize in strategy.prizes:
+    for prize in (p for p in strategy.prizes if p.enabled):  # a disabled one is no odds
         locks = [parse_lock(v) for name, v in prize.rules if name == "lock"]
         left = await stock.left(strategy.id, prize.award_id) if prize.stock is not None else None
         if left is None and prize.stock is not None:
@@ -125,6 +127,7 @@ async def published_odds(
                 left,
                 max(locks) if locks else None,
                 claim=prize.claim,
+                card=prize.card,
             )
         )
     if activity.caps.perfect:

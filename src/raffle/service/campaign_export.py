@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from raffle.domain.campaign import Campaign
 from raffle.domain.content import DeclaredContent
 from raffle.domain.fulfilment import CodePool
+from raffle.domain.prize_images import PrizeImage
 from raffle.service.audience import TagBoard
 from raffle.service.ports import UnitOfWork
 from raffle.service.tags import definitions
@@ -46,10 +47,18 @@ async def export_campaign(uow: UnitOfWork, tags: TagBoard | None = None) -> Expo
             trees=tuple(t.tree for t in await uow.route_trees.all()),
             content=tuple(await _content(uow)),
         )
+        campaign = replace(campaign, images=await _images(campaign, uow))
         handed = {s.name: s.handed for s in await uow.code_pools.stats() if s.handed}
     if tags is not None:
         campaign = replace(campaign, tags=tuple(await definitions(tags)))
     return Exported(campaign, handed)
+
+
+async def _images(campaign: Campaign, uow: UnitOfWork) -> tuple[PrizeImage, ...]:
+    """The uploaded images its prizes show, each once, by id."""
+    wanted = sorted(campaign.image_references())
+    found = [await uow.prize_images.get(i) for i in wanted]
+    return tuple(image for image in found if image is not None)
 
 
 async def _content(uow: UnitOfWork) -> list[DeclaredContent]:

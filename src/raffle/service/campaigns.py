@@ -73,6 +73,7 @@ async def load_campaign(
         # over-commit it together.
         await uow.campaign_loads.take_turn()
         await _refuse_frozen_changes(campaign, uow)
+        await _store_images(campaign, uow, clock)
         for award in campaign.awards:
             await uow.awards.save(award)
         for strategy in campaign.strategies:
@@ -105,6 +106,27 @@ async def load_campaign(
         tags=len(campaign.tags),
         content=len(campaign.content),
     )
+
+
+async def _store_images(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) -> None:
+    """Store the images that come with the campaign; refuse one whose prizes show an
+    uploaded image that neither comes with it nor is stored."""
+    wanted = campaign.image_references()
+    known = await uow.prize_images.known(wanted)
+    missing = [
+        InvalidConfig(f"no uploaded image {image_id!r}: upload it, or pack its file", path)
+        for image_id, paths in wanted.items()
+        if image_id not in known
+        for path in paths
+    ]
+    if missing:
+        raise InvalidCampaign(missing)
+    if not campaign.images:
+        return
+    if clock is None:
+        raise ValueError("storing prize images needs a clock")
+    for image in campaign.images:
+        await uow.prize_images.add(image, clock.now())
 
 
 async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:
@@ -175,10 +197,13 @@ async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) 
 async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
     for strategy in campaign.strategies:
         frozen = [a for a in await uow.activities.using_strategy(strategy.id) if a.state in FROZEN]
-        if frozen and await uow.strategies.get(strategy.id) != strategy:
+        if not frozen:
+            continue
+        published = await uow.strategies.get(strategy.id)
+        if published is None or published.terms() != strategy.terms():
             raise FrozenOdds(
                 f"strategy {strategy.id} is published by {frozen[0].state} activity "
-                f"{frozen[0].id}: its odds and stock cannot change"
+                f"{frozen[0].id}: its odds, stock and enabled prizes cannot change"
             )
     for activity in campaign.activities:
         stored = await uow.activities.get(activity.id)

@@ -3,12 +3,13 @@ behind (the coupon code, the shipment), a page at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.draws import RaffleOrder, Win
 from raffle.domain.fulfilment import Shipment
+from raffle.domain.prize_cards import PrizeCard
 from raffle.domain.prize_claims import CLAIMED_KINDS, ClaimState
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, UnitOfWork
@@ -24,6 +25,7 @@ class WonPrize:
     coupon_code: str | None = None  # None too while a claim is owed (`claim`)
     shipment: Shipment | None = None
     claim: ClaimStatus | None = None  # None: the prize has no claim terms
+    card: PrizeCard | None = None  # the prize's card in its activity; None for the fallback
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,7 @@ async def my_wins(
     if coupons:
         async with config() as cfg:
             codes = await cfg.code_pools.for_orders(coupons)
+    cards = await _cards(catalogue, page)
     prizes = [
         WonPrize(
             o,
@@ -71,12 +74,25 @@ async def my_wins(
             _shown(codes.get(o.order_id), claims.get(o.order_id)),
             shipments.get(o.order_id),
             claims.get(o.order_id),
+            cards.get((o.activity_id, w.award_id)),
         )
         for o, w in page
-    ]
+    ]  # fmt: skip
     return WinsPage(prizes, page[-1][0].order_id if len(rows) > limit else None)
 
 
 def _shown(code: str | None, claim: ClaimStatus | None) -> str | None:
     """A code is the prize itself: shown once claimed, or at once if its prize has no terms."""
     return code if claim is None or claim.state is ClaimState.CLAIMED else None
+
+
+async def _cards(
+    catalogue: Catalogue, page: Sequence[tuple[RaffleOrder, Win]]
+) -> dict[tuple[int, int], PrizeCard]:
+    """The card of each prize won on the page, by activity and award (from the cache)."""
+    found = {}
+    for activity_id in {o.activity_id for o, _ in page}:
+        engine = await catalogue.engine(await catalogue.activity(activity_id))
+        for prize in engine.strategy.prizes:
+            found[activity_id, prize.award_id] = prize.card
+    return found

@@ -18,6 +18,7 @@ from raffle.adapters.sql.repositories.content import SqlContentRepository
 from raffle.adapters.sql.repositories.join_codes import SqlJoinCodeRepository
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
+from raffle.adapters.sql.repositories.prize_images import SqlPrizeImageRepository
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
@@ -29,6 +30,7 @@ from raffle.service.ports import (
     CampaignLoads,
     CodePoolRepository,
     PackRepository,
+    PrizeImageRepository,
     RebateRuleRepository,
     RouteTreeRepository,
     SkuRepository,
@@ -58,6 +60,7 @@ class SqlUnitOfWork(TransactionScope):
     participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
+    prize_images: PrizeImageRepository
     content: ContentRepository
     join_codes: JoinCodeRepository
 
@@ -74,6 +77,7 @@ class SqlUnitOfWork(TransactionScope):
         self.participation = SqlParticipationRepository(connection)
         self.profiles = SqlProfileRepository(connection)
         self.route_trees = SqlRouteTreeRepository(connection)
+        self.prize_images = SqlPrizeImageRepository(connection)
         self.content = SqlContentRepository(connection)
         self.join_codes = SqlJoinCodeRepository(connection)
 

@@ -28,6 +28,7 @@ from raffle.entrypoints.http.routes import (
     pages,
     player,
     policies,
+    prize_pool,
     prizes,
     profiles,
     route_trees,
@@ -78,7 +79,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, content, deny, join_codes,
+        delivery, profiles, prize_pool, content, deny, join_codes,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

@@ -66,6 +66,18 @@ CLAIM: Example = {
     "terms": CLAIM_TERMS,
 }
 CLAIMED: Example = {"order_id": ORDER, "state": "claimed", "coupon_code": "P30-0007"}
+PRIZE_IMAGE = "5f8c1bd6a4f3c0b1e7d24a93f0c6e2b8d1a7f4c39e0b5d2a6c8f1e3b7d9a0c4e"
+CARD: Example = {
+    "level": 1,
+    "level_name": "一等奖",
+    "image": PRIZE_IMAGE,
+    "image_url": f"/api/prize-images/{PRIZE_IMAGE}",
+    "description": "iPhone 17 Pro, 256 GB",
+    "win_tips": "We will ask for your address within three days",
+    "priority": 1,
+    "cell": 2,
+    "value_cents": 899900,
+}
 PRIZE: Example = {
     "award_id": 109,
     "title": "iPhone",
@@ -75,6 +87,7 @@ PRIZE: Example = {
     "lock_after": 3,
     "perfect_chance": None,
     "claim": CLAIM_TERMS,
+    "card": CARD,
 }
 TIER: Example = {"threshold": 60, "award_ids": [102, 103, 104, 105]}
 CHANCE: Example = {"award_id": 109, "chance": "1/3"}

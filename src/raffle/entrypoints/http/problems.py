@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
+from raffle.adapters.campaign_pack import InvalidPack
 from raffle.adapters.profile_file import InvalidProfileFile, UnsupportedFormat
 from raffle.domain.activity import IllegalTransition, UnknownAction
 from raffle.domain.blocking import UnknownBlockRule
@@ -44,6 +45,13 @@ from raffle.domain.join_codes import (
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
 from raffle.domain.prize_claims import ClaimConditionUnmet, PrizeExpired, PrizeNotYetValid
+from raffle.domain.prize_images import (
+    ImageTooLarge,
+    InvalidImage,
+    InvalidImageUrl,
+    UnknownImage,
+    UnknownPrize,
+)
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
@@ -77,6 +85,7 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidConfig: 422,
     InvalidCampaign: 422,
     InvalidCampaignFile: 422,
+    InvalidPack: 422,
     InvalidKey: 422,
     KeyReused: 422,
     InvalidAddress: 422,
@@ -126,6 +135,11 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownTag: 404,
     TagCycle: 409,
     TagInUse: 409,
+    InvalidImage: 422,
+    InvalidImageUrl: 422,
+    ImageTooLarge: 413,
+    UnknownImage: 404,
+    UnknownPrize: 404,
     InvalidContent: 422,
     UnknownContent: 404,
     ContentExists: 409,
@@ -198,6 +212,11 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
         lambda e: {"current_state": e.current.value},
     ),
     (RateLimited | Unavailable, lambda e: {"retry_after": e.retry_after}),
+    (InvalidImageUrl, lambda e: {"errors": [{"at": "body.image", "message": e.message}]}),
+    (
+        InvalidImage | ImageTooLarge,
+        lambda e: {"errors": [{"at": "body.file", "message": e.message}]},
+    ),
     (
         InvalidCampaignFile,
         lambda e: {

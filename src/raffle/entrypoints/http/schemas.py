@@ -20,6 +20,7 @@ from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.claim_schemas import ClaimTermsOut
 from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.participation_schemas import PersonCapsIO
+from raffle.entrypoints.http.prize_pool_schemas import CardOut
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.cap_counts import CapDrift
@@ -128,6 +129,7 @@ class PrizeOut(BaseModel):
         description="Once won: how long it may be claimed and what the profile needs first; "
         "null: no terms.",
     )
+    card: CardOut | None = Field(default=None, description="How the board shows it.")
 
     @classmethod
     def of(cls, p: PublishedPrize) -> PrizeOut:
@@ -136,6 +138,7 @@ class PrizeOut(BaseModel):
             award_id=p.award_id, title=p.title, rate=p.rate, stock=p.stock,
             stock_left=p.stock_left, lock_after=p.lock_after, perfect_chance=chance,
             claim=ClaimTermsOut.of(p.claim),
+            card=CardOut.of(p.card),
         )  # fmt: skip
 
 
@@ -308,6 +311,9 @@ class DrawOut(BaseModel):
     delivery: DeliveryOut | None = Field(
         None, description="What delivery left (a code, content, a shipment); history only."
     )
+    card: CardOut | None = Field(
+        None, description="The prize's card (level, image); history only, null for the fallback."
+    )
 
     @classmethod
     def of(cls, r: DrawResult, award: Award) -> DrawOut:
@@ -324,7 +330,7 @@ class DrawOut(BaseModel):
             order_id=o.order_id, activity_id=o.activity_id, award_id=w.award_id,
             award_title=p.award.title, award_kind=p.award.kind.value, points=w.points,
             rule=w.rule, draw_count=o.draw_count, created_at=o.created_at, state=w.state.value,
-            delivery=DeliveryOut.of(p),
+            delivery=DeliveryOut.of(p), card=CardOut.of(p.card) if p.card else None,
         )  # fmt: skip
 
 
@@ -339,7 +345,8 @@ def draw_json(r: DrawResult, award: Award) -> str:
         f'"award_id":{r.award_id},"award_title":{_json_string(award.title)},'
         f'"award_kind":{_json_string(award.kind.value)},"points":{points},'
         f'"rule":{_json_string(r.rule)},"draw_count":{r.draw_count},'
-        f'"created_at":"{_iso(r.created_at)}","state":"{WinState.CREATE.value}","delivery":null}}'
+        f'"created_at":"{_iso(r.created_at)}","state":"{WinState.CREATE.value}",'
+        '"delivery":null,"card":null}'
     )
 
 

@@ -9,6 +9,7 @@ from typing import Protocol
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award
 from raffle.domain.fulfilment import PoolStats
+from raffle.domain.prize_images import PrizeImage
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
@@ -161,6 +162,18 @@ class CampaignLoads(Protocol):
         ...
 
 
+class PrizeImageRepository(Protocol):
+    async def add(self, image: PrizeImage, now: datetime) -> None:
+        """Store the image unless one of its id is stored (the same bytes)."""
+        ...
+
+    async def get(self, image_id: str) -> PrizeImage | None: ...
+
+    async def known(self, image_ids: Collection[str]) -> set[str]:
+        """Which of `image_ids` are stored."""
+        ...
+
+
 class UnitOfWork(Transaction, Protocol):
     """A transaction on the configuration database."""
 
@@ -176,5 +189,6 @@ class UnitOfWork(Transaction, Protocol):
     participation: ParticipationRepository
     profiles: ProfileRepository
     route_trees: RouteTreeRepository
+    prize_images: PrizeImageRepository
     content: ContentRepository
     join_codes: JoinCodeRepository

@@ -15,6 +15,7 @@ from raffle.adapters.sql.repositories.upsert import upsert
 from raffle.adapters.sql.tables import config as tables
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.prize_cards import PrizeCard
 from raffle.domain.prize_claims import NO_TERMS, ClaimTerms, terms_json, terms_of_json
 from raffle.domain.strategy import (
     RATE_PLACES,
@@ -110,6 +111,8 @@ def _prize_rows(strategy: Strategy) -> list[dict[str, Any]]:
             "sort": prize.sort,
             "position": position,
             "claim_terms": json.dumps(terms_json(prize.claim)) if prize.claim.any else None,
+            "enabled": prize.enabled,
+            **card_row(prize.card),
         }
         for position, prize in enumerate(strategy.prizes)
     ]
@@ -156,6 +159,8 @@ def _strategy(head: Row[Any], prizes: Sequence[Row[Any]], rules: Sequence[Row[An
                 rules=tuple(post_draw[p.award_id]),
                 warning_surplus=p.warning_surplus,
                 claim=_terms(p.claim_terms),
+                enabled=p.enabled,
+                card=card_of(p),
             )
             for p in prizes
         ),
@@ -168,6 +173,32 @@ def _strategy(head: Row[Any], prizes: Sequence[Row[Any]], rules: Sequence[Row[An
 
 def _terms(text: str | None) -> ClaimTerms:
     return NO_TERMS if text is None else terms_of_json(json.loads(text))
+
+
+def card_row(card: PrizeCard) -> dict[str, Any]:
+    return {
+        "level": card.level,
+        "level_name": card.level_name,
+        "image": card.image,
+        "description": card.description,
+        "win_tips": card.win_tips,
+        "priority": card.priority,
+        "cell": card.cell,
+        "value_cents": card.value_cents,
+    }
+
+
+def card_of(row: Row[Any]) -> PrizeCard:
+    return PrizeCard(
+        level=row.level,
+        level_name=row.level_name,
+        image=row.image,
+        description=row.description,
+        win_tips=row.win_tips,
+        priority=row.priority,
+        cell=row.cell,
+        value_cents=row.value_cents,
+    )
 
 
 def _rate(rate_ppm: int) -> Decimal:

@@ -16,13 +16,15 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
     Text,
     false,
+    true,
 )
-from sqlalchemy.dialects.mysql import VARCHAR
+from sqlalchemy.dialects.mysql import MEDIUMBLOB, VARCHAR
 
 from raffle.adapters.sql.tables.types import UtcDateTime
 
@@ -72,6 +74,22 @@ def claim_terms_column() -> Column[str]:
     return Column("claim_terms", String(1024), nullable=True)
 
 
+def prize_columns() -> list[Column[Any]]:
+    """A strategy prize's switch and card (domain `StrategyPrize.enabled`, `PrizeCard`),
+    added by migration 0018: rows from before are enabled, with an empty card."""
+    return [
+        Column("enabled", Boolean, nullable=False, server_default=true()),
+        Column("level", Integer, nullable=True),
+        Column("level_name", String(32), nullable=False, server_default=""),
+        Column("image", String(512), nullable=False, server_default=""),
+        Column("description", String(255), nullable=False, server_default=""),
+        Column("win_tips", String(255), nullable=False, server_default=""),
+        Column("priority", Integer, nullable=False, server_default="0"),
+        Column("cell", Integer, nullable=True),
+        Column("value_cents", BigInteger, nullable=True),
+    ]
+
+
 # No foreign key to `award`: awards and strategies are published independently, and the
 # campaign checks that every award a strategy names exists before either is stored.
 strategy_prize = Table(
@@ -92,6 +110,7 @@ strategy_prize = Table(
     Column("position", Integer, nullable=False),
     *warning_columns(),
     claim_terms_column(),
+    *prize_columns(),
     mysql_charset="utf8mb4",
 )
 
@@ -345,4 +364,19 @@ route_tree = Table(
     Column("saved_by", String(32), nullable=False),
     Column("saved_at", UtcDateTime, nullable=False),
     mysql_charset="utf8mb4",
+)
+
+# Uploaded prize images (domain `PrizeImage`), named by the SHA-256 of their stored bytes: in
+# the configuration database, so every API process on every host serves them with nothing
+# shared but the database, and backups hold them with the campaign that shows them.
+prize_image = Table(
+    "prize_image",
+    metadata,
+    Column("image_id", String(64), primary_key=True),
+    Column("media_type", String(32), nullable=False),
+    # BLOB on MariaDB stops at 64 KiB; MEDIUMBLOB holds 16 MiB, past the upload bound.
+    Column("data", LargeBinary().with_variant(MEDIUMBLOB(), "mysql", "mariadb"), nullable=False),
+    Column("width", Integer, nullable=False),
+    Column("height", Integer, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
 )

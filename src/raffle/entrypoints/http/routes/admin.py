@@ -6,8 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Path, Request
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
 from raffle.adapters.campaign_file import parse_campaign
+from raffle.adapters.campaign_pack import InvalidPack, unpack
+from raffle.bootstrap import Raffle
+from raffle.domain.campaign import Campaign
 from raffle.entrypoints.http.bounds import ActivityId
 from raffle.entrypoints.http.deps import AdminSession, IdempotencyKey, RaffleDep
 from raffle.entrypoints.http.examples import CAMPAIGN
@@ -45,20 +49,59 @@ async def import_campaign(
     """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
 
     async def run() -> LoadedOut:
-        campaign = parse_campaign(text, "request body")
-        loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock)
-        raffle.catalogue.forget()
-        return LoadedOut(
-            awards=loaded.awards,
-            strategies=loaded.strategies,
-            activities=loaded.activities,
-            skus=loaded.skus,
-            rebates=loaded.rebates,
-            codes=loaded.codes,
-            tags=loaded.tags,
-        )
+        return await _load(parse_campaign(text, "request body"), raffle)
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
+
+
+_PACKED_BODY = {
+    "required": True,
+    "description": "A zip of `campaign.yaml` and the images its prizes name by path "
+    "(`GET /api/admin/campaigns?format=zip` writes one).",
+    "content": {
+        "application/zip": {
+            "schema": {"type": "string", "format": "binary", "maxLength": MAX_CAMPAIGN},
+            "example": "(campaign.yaml and images/…)",
+        }
+    },
+}
+
+
+@router.post(
+    "/campaigns/packed",
+    response_model=LoadedOut,
+    responses=documented(401, 403, 409, 422),
+    openapi_extra={"requestBody": _PACKED_BODY},
+)
+async def import_packed(
+    request: Request, session: AdminSession, key: IdempotencyKey, raffle: RaffleDep
+) -> Response:
+    """Store a packed campaign file (a zip of its YAML and its prizes' images), all or
+    nothing."""
+
+    async def run() -> LoadedOut:
+        data = await request.body()
+        if len(data) > MAX_CAMPAIGN:
+            raise InvalidPack(f"request body: more than {MAX_CAMPAIGN} bytes")
+        text, files = unpack(data, "request body")
+        campaign = await run_in_threadpool(parse_campaign, text, "request body", files)
+        return await _load(campaign, raffle)
+
+    return await once(request, raffle.idempotency, session.user_id, key, run)
+
+
+async def _load(campaign: Campaign, raffle: Raffle) -> LoadedOut:
+    loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock)
+    raffle.catalogue.forget()
+    return LoadedOut(
+        awards=loaded.awards,
+        strategies=loaded.strategies,
+        activities=loaded.activities,
+        skus=loaded.skus,
+        rebates=loaded.rebates,
+        codes=loaded.codes,
+        tags=loaded.tags,
+    )
 
 
 @router.post(

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from raffle.adapters.campaign_pack import pack
 from raffle.adapters.campaign_writer import campaign_document, write_campaign
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import ActivityId
@@ -38,16 +39,19 @@ class MinuteOut(BaseModel):
             "content": {
                 "application/yaml": {"example": examples.CAMPAIGN},
                 "application/json": {"example": examples.CAMPAIGN_JSON},
+                "application/zip": {"example": "(campaign.yaml and images/…)"},
             }
         },
     },
 )
 async def export(
-    session: AdminSession, raffle: RaffleDep, format: Literal["yaml", "json"] = "yaml"
+    session: AdminSession, raffle: RaffleDep, format: Literal["yaml", "json", "zip"] = "yaml"
 ) -> Response:
     """Everything stored, as one campaign file that `raffle load` and `POST
     /api/admin/campaigns` accept (`format=json`: the same document as JSON, rates as exact
-    decimal text). Code pools list only their codes not handed out yet."""
+    decimal text; `format=zip`: the YAML packed with its prizes' uploaded images, which
+    `raffle load` and `POST /api/admin/campaigns/packed` accept anywhere). Code pools list
+    only their codes not handed out yet."""
     exported = await export_campaign(raffle.uow(), raffle.tags)
     if format == "json":
         document = campaign_document(exported.campaign)
@@ -57,7 +61,12 @@ async def export(
         f"code pool {pool!r}: {n} codes already handed out are not listed"
         for pool, n in sorted(exported.handed.items())
     ]
-    return Response(write_campaign(exported.campaign, notes), media_type="application/yaml")
+    text = write_campaign(exported.campaign, notes)
+    if format == "zip":
+        packed = pack(text, exported.campaign.images)
+        disposition = {"Content-Disposition": 'attachment; filename="campaign.zip"'}
+        return Response(packed, media_type="application/zip", headers=disposition)
+    return Response(text, media_type="application/yaml")
 
 
 @router.get("/activities/{activity_id}/draws-over-time", responses=documented(401, 403, 404, 422))

@@ -14,7 +14,7 @@ WEB = Path(__file__).parents[1] / "web"
 # would not run, and no other site may frame the console.
 POLICY = {
     "Content-Security-Policy": (
-        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+        "default-src 'self'; img-src 'self' data: https:; object-src 'none'; base-uri 'none'; "
         "form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",

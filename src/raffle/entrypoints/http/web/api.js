@@ -41,8 +41,9 @@ export function newKey() {
 
 // `key`: an Idempotency-Key, so a retry (or a double click) cannot act twice. Every
 // state-changing call gets one; pass your own to make two calls the same request.
-// `text` is sent as `type` (a campaign file's YAML unless told).
-export async function api(path, { method = "GET", json, text, type = "application/yaml", key } = {}) {
+// `text` is sent as `type` (a campaign file's YAML unless told); `form` (FormData) as
+// multipart, its boundary set by the browser.
+export async function api(path, { method = "GET", json, text, form, type = "application/yaml", key } = {}) {
   const headers = {};
   if (session.token) headers.Authorization = `Bearer ${session.token}`;
   if (method !== "GET") headers["Idempotency-Key"] = key ?? newKey();
@@ -53,6 +54,8 @@ export async function api(path, { method = "GET", json, text, type = "applicatio
   } else if (text !== undefined) {
     headers["Content-Type"] = type;
     body = text;
+  } else if (form !== undefined) {
+    body = form;
   }
   let answer;
   try {

@@ -22,7 +22,7 @@ const pause = (ms) => new Promise((done) => setTimeout(done, ms));
 // The awards on the board: every prize, then the fallback if it is not one of them; `weight`
 // is the published chance of each (the fallback's share added to its own).
 export function boardItems(mine, odds) {
-  const items = mine.prizes.map((p) => ({ ...p, weight: Number(p.rate) }));
+  const items = byPriority(mine.prizes).map((p) => ({ ...p, weight: Number(p.rate) }));
   let fallback = items.find((p) => p.award_id === odds.fallback_award_id);
   if (!fallback) {
     fallback = { award_id: odds.fallback_award_id, title: odds.fallback_title, weight: 0, fallback: true };
@@ -32,7 +32,25 @@ export function boardItems(mine, odds) {
   return items;
 }
 
-// A prize's title with its badges: locked for a few more draws, sold out.
+// A prize's card on the board: its image and its level ("一等奖", or "Level 1" when the
+// campaign names none). [data-testid=prize-image] and [data-testid=level] are test hooks.
+export function cardParts(card, title) {
+  if (!card) return [];
+  const parts = [];
+  if (card.image_url) {
+    parts.push(h("img", { class: "prize-image", "data-testid": "prize-image", src: card.image_url, alt: title ?? "", loading: "lazy" }));
+  }
+  const level = card.level_name || (card.level ? t("board.level", { n: card.level }) : "");
+  if (level) parts.push(h("span", { class: "badge level", "data-testid": "level" }, level));
+  return parts;
+}
+
+// The board's order: the campaign's priority (lower first), then the strategy's.
+export function byPriority(items) {
+  return items.map((item, i) => [item.card?.priority ?? 0, i, item]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
+}
+
+// A prize's card, title and badges: locked for a few more draws, sold out.
 function prizeBody(item) {
   const badges = [];
   if (item.draws_to_unlock > 0) {
@@ -40,7 +58,7 @@ function prizeBody(item) {
       t("board.unlocks", { n: item.draws_to_unlock })));
   }
   if (item.stock_left === 0) badges.push(h("span", { class: "badge bad" }, t("board.sold_out")));
-  return [h("span", { class: "cell-title" }, item.title ?? ""), ...badges];
+  return [...cardParts(item.card, item.title), h("span", { class: "cell-title" }, item.title ?? ""), ...badges];
 }
 
 // The nine-grid: the prizes spread evenly over the ring, the button in the middle.
@@ -54,7 +72,18 @@ class NineGrid {
 
   render(items) {
     const spots = RING.map(() => null);
-    items.forEach((item, i) => { spots[Math.floor((i * RING.length) / items.length)] = item; });
+    const rest = [];
+    for (const item of items) {
+      const cell = item.card?.cell;
+      if (cell && !spots[cell - 1]) spots[cell - 1] = item;
+      else rest.push(item);
+    }
+    if (rest.length === items.length) {
+      rest.forEach((item, i) => { spots[Math.floor((i * RING.length) / rest.length)] = item; });
+    } else {
+      // the cells the campaign names first (seed 004 position), the others in the free ones
+      rest.forEach((item) => { spots[spots.indexOf(null)] = item; });
+    }
     const nodes = spots.map((item, i) => {
       const cell = item
         ? h("div", { class: "cell", "data-testid": "cell", "data-award": item.award_id }, ...prizeBody(item))

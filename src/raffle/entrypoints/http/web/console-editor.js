@@ -5,6 +5,7 @@
 import { api, h, notify, Problem } from "/web/api.js";
 import { choice, clearProblems, field, integer, nextId, optionalText, report, showProblems } from "/web/console-fields.js";
 import { claimFields } from "/web/console-claims.js";
+import { prizeCard } from "/web/console-prize-card.js";
 import { workflowButtons } from "/web/console-workflow.js";
 import { inZone, knownZone } from "/web/times.js";
 
@@ -120,7 +121,8 @@ export class Editor {
       field("Warn at stock left", `${at}.warning_surplus`, p.warning_surplus, (v) => (v === undefined ? delete p.warning_surplus : (p.warning_surplus = v)), { type: "number", read: integer, hint: "no warning" }),
       field("Lock after draws", `${at}.rules.lock`, p.rules.lock, (v) => (v === undefined ? delete p.rules.lock : (p.rules.lock = v)), { type: "number", read: optionalText }),
       removeButton(`Remove prize ${j + 1}`, () => { s.prizes.splice(j, 1); this.render(); }),
-      claimFields(p, at, () => this.render()));
+      claimFields(p, at, () => this.render()),
+      prizeCard(p, at));
   }
 
   pack(p, i) {

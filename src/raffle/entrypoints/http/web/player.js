@@ -219,7 +219,9 @@ async function onDraw() {
   try {
     const won = await api(`/api/activities/${state.activity.id}/draws`, { method: "POST" });
     await board.stop(won.award_id, won.award_title);
-    notify(t("draw.won", { title: won.award_title }), "ok");
+    // The campaign's win tips for the prize (seed 004 award_tips), shown as written.
+    const tips = state.mine?.prizes.find((p) => p.award_id === won.award_id)?.card?.win_tips;
+    notify([t("draw.won", { title: won.award_title }), tips].filter(Boolean).join(" "), "ok");
     ok = true;
   } catch (error) {
     if (error.code === "rate_limited") holdDraws(error.retryAfter ?? 1);

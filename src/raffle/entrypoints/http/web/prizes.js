@@ -9,6 +9,7 @@
 // has [data-testid=claim] (data-claim: not_yet, open, claimed or expired) and, for a coupon
 // not claimed yet, a button [data-testid=claim-prize].
 import { h } from "/web/api.js";
+import { cardParts } from "/web/board.js";
 import { dateTime, list, t } from "/web/i18n.js";
 
 const TONES = { completed: "ok", failed: "bad" };
@@ -116,6 +117,7 @@ function prizeItem(draw, names, onSave, editing, onClaim) {
   const shipping = draw.award_kind === "physical" && draw.delivery?.shipment?.state !== "shipped" && !closed;
   return h("li", { "data-testid": "my-prize", "data-order": draw.order_id, "data-state": draw.state },
     h("div", { class: "prize-line" },
+      ...cardParts(draw.card, draw.award_title),
       h("strong", {}, draw.award_title),
       h("span", { class: `badge ${tone}`, "data-testid": "state" }, state)),
     h("div", { class: "muted" },

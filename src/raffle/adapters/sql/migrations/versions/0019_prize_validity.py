@@ -17,7 +17,7 @@ from raffle.adapters.sql.tables.config import claim_terms_column
 from raffle.adapters.sql.tables.prize_claims import define
 
 revision: str = "0019"
-down_revision: str | Sequence[str] | None = "0017"
+down_revision: str | Sequence[str] | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
