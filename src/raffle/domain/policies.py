@@ -113,6 +113,10 @@ class Participation:
     activity_id: int
     policies: tuple[Policy, ...] = ()
     caps: PersonCaps = field(default_factory=PersonCaps)
+    # The counters' names by UTC minute and zone, the same for every draw of that minute.
+    _named: dict[tuple[int, str], Names] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.policies, key=lambda p: (p.priority, p.policy_id)))
@@ -124,6 +128,22 @@ class Participation:
     @property
     def empty(self) -> bool:
         return not self.policies and not self.caps.any
+
+    def named(self, now: datetime, zone: str) -> Names:
+        """Each policy's counters ("joins", "wins") and the caps' wins counter at `now`."""
+        key = (int(now.timestamp() // 60), zone)
+        if (names := self._named.get(key)) is None:
+            if len(self._named) >= 4:  # a minute or two of each zone in use
+                self._named.clear()
+            limits = tuple(_limits(p, now, zone) for p in self.policies)
+            wins = self.caps.wins
+            cap = None if wins is None else f"cap:wins:{wins.period.key(now, zone)}"
+            names = self._named[key] = (limits, cap)
+        return names
+
+
+# Each policy's counters by what they count, and the caps' wins counter (None: no such cap).
+Names = tuple[tuple[Mapping[str, str], ...], str | None]
 
 
 class NotAdmitted(RaffleError):
@@ -154,10 +174,8 @@ class Entry:
     cap: str | None = field(init=False)
 
     def __post_init__(self) -> None:
-        now, zone, caps = self.now, self.zone, self.participation.caps
-        limits = tuple(_limits(p, now, zone) for p in self.participation.policies)
+        limits, cap = self.participation.named(self.now, self.zone)
         object.__setattr__(self, "limits", limits)
-        cap = None if caps.wins is None else f"cap:wins:{caps.wins.period.key(now, zone)}"
         object.__setattr__(self, "cap", cap)
 
     def counters(self, awards: Collection[int]) -> list[str]:
