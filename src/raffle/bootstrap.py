@@ -77,6 +77,7 @@ from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
 from raffle.service.stock_sync import ClaimLedger
 from raffle.service.switchboard import SwitchBoard
+from raffle.service.winners_feed import FeedCache
 from raffle.settings import Settings
 
 Closing = list[Callable[[], Awaitable[None]]]
@@ -114,6 +115,7 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
+    feed: FeedCache = field(default_factory=FeedCache)  # winners' feeds' first pages
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

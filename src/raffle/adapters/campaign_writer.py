@@ -22,6 +22,7 @@ from raffle.domain.route_tree_documents import to_document
 from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.domain.tags import TagDefinition
+from raffle.domain.winners_feed import FeedDisplay
 
 
 class _Flow(dict[str, Any]):
@@ -132,6 +133,8 @@ def _activity(a: Activity, participation: Participation | None) -> dict[str, Any
         written["join_people_total_limit"] = a.caps.participants
     if a.caps.perfect:
         written["perfect_activity"] = True
+    if a.winners_feed is not FeedDisplay.HIDDEN:
+        written["show_winning_list"] = a.winners_feed.value
     return written
 
 

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from raffle.domain.caps import NO_CAPS, Caps
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.winners_feed import FeedDisplay
 
 
 class ActivityState(StrEnum):
@@ -58,6 +59,7 @@ class Activity:
     state: ActivityState = ActivityState.EDIT
     welcome_pack: int | None = None  # quota pack granted on a user's first visit
     caps: Caps = NO_CAPS  # total winners and participants, every draw wins
+    winners_feed: FeedDisplay = FeedDisplay.HIDDEN  # how the player page shows recent wins
 
     def __post_init__(self) -> None:
         if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:

@@ -31,6 +31,7 @@ from raffle.entrypoints.http.routes import (
     route_trees,
     switches,
     tags,
+    winners,
 )
 
 
@@ -75,7 +76,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, content,
+        delivery, profiles, content, winners,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)

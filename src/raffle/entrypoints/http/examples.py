@@ -44,6 +44,14 @@ ACTIVITY: Example = {
     "time_zone": "Asia/Shanghai",
     "strategy_id": 100006,
     "caps": CAPS,
+    "show_winning_list": "ticker",
+}
+FEED_WIN: Example = {"winner": "a***e", "award_id": 103, "title": "AirPods", "won_at": WHEN}
+FEED: Example = {
+    "display": "ticker",
+    "wins": [FEED_WIN],
+    "next": "MDE5YTJiM2M0ZDVlNmY3MDgxOTJhM2I0LjM",
+    "newer": "MDE5YTJiM2M0ZDVlNmY3MDgxOTJhM2I0LjM",
 }
 PRIZE: Example = {
     "award_id": 109,

@@ -50,6 +50,7 @@ from raffle.domain.users import (
     RateLimited,
     UnknownUser,
 )
+from raffle.domain.winners_feed import FeedHidden, InvalidCursor
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
@@ -118,6 +119,8 @@ STATUS: dict[type[RaffleError], int] = {
     ContentExists: 409,
     IllegalContentState: 409,
     PaymentRequired: 402,
+    FeedHidden: 404,
+    InvalidCursor: 422,
 }
 
 

@@ -87,13 +87,18 @@ class ActivityOut(BaseModel):
     time_zone: str
     strategy_id: int
     caps: CapsOut
+    show_winning_list: str = Field(
+        default="hidden",
+        description="How the player page shows the winners' feed: `hidden` (and the feed "
+        "answers 404 `feed_hidden`), `ticker` (one line) or `tiled`.",
+    )
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
         return cls(
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
-            caps=CapsOut.of(a.caps),
+            caps=CapsOut.of(a.caps), show_winning_list=a.winners_feed.value,
         )  # fmt: skip
 
 

@@ -108,8 +108,14 @@ def caps_columns() -> list[Column[Any]]:
     ]
 
 
-def define_activity(metadata: MetaData, *, caps: bool = True) -> Table:
-    """Activities; as migration 0002 made them with `caps=False`."""
+def feed_column() -> Column[str]:
+    """How the activity shows its winners' feed (domain `FeedDisplay`), added by migration
+    0024: rows from before hide it."""
+    return Column("show_winning_list", String(8), nullable=False, server_default="hidden")
+
+
+def define_activity(metadata: MetaData, *, caps: bool = True, feed: bool = True) -> Table:
+    """Activities; as migration 0002 made them with `caps=False, feed=False`."""
     return Table(
         "activity",
         metadata,
@@ -123,6 +129,7 @@ def define_activity(metadata: MetaData, *, caps: bool = True) -> Table:
         Column("state", String(16), nullable=False),
         Column("welcome_pack", BigInteger, nullable=True),
         *(caps_columns() if caps else []),
+        *([feed_column()] if feed else []),
         Index(None, "strategy_id"),
         mysql_charset="utf8mb4",
     )
