@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -118,19 +119,20 @@ class FeedCache:
     page polls it, and a page a second or two old is news enough. One read at a time per
     activity and limit; the others wait for it."""
 
-    def __init__(self, ttl: float = 2.0) -> None:
+    def __init__(self, ttl: float = 2.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._ttl = ttl
+        self._clock = clock
         self._pages: dict[tuple[int, int], tuple[float, asyncio.Future[FeedPage]]] = {}
 
     async def first(
-        self, activity_id: int, limit: int, *, catalogue: Catalogue, shards: Shards
+        self, activity_id: int, limit: int, read: Callable[[], Awaitable[FeedPage]]
     ) -> FeedPage:
+        """The kept page, or the one `read` gives when none is kept or it is too old."""
         key = (activity_id, limit)
-        now = time.monotonic()
+        now = self._clock()
         kept = self._pages.get(key)
         if kept is None or kept[0] <= now:
-            read = winners(activity_id, None, None, limit, catalogue=catalogue, shards=shards)
-            kept = (now + self._ttl, asyncio.ensure_future(read))
+            kept = (now + self._ttl, asyncio.ensure_future(read()))
             self._pages[key] = kept
         try:
             return await asyncio.shield(kept[1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -10,6 +11,7 @@ from raffle.entrypoints.http.bounds import ActivityId
 from raffle.entrypoints.http.deps import RaffleDep
 from raffle.entrypoints.http.feed_schemas import FeedOut
 from raffle.entrypoints.http.problems import documented
+from raffle.service.winners_feed import FeedPage
 from raffle.service.winners_feed import winners as feed_page
 
 router = APIRouter(prefix="/api/activities", tags=["player"])
@@ -35,12 +37,11 @@ async def winners(
 ) -> FeedOut:
     """Recent wins, newest first, winners' names masked: the wins older than `cursor`, or
     the oldest `limit` of those newer than `after`. The first page is kept a few seconds."""
-    if cursor is None and after is None:
-        page = await raffle.feed.first(
-            activity_id, limit, catalogue=raffle.catalogue, shards=raffle.shards
-        )
-    else:
-        page = await feed_page(
+
+    def read() -> Awaitable[FeedPage]:
+        return feed_page(
             activity_id, cursor, after, limit, catalogue=raffle.catalogue, shards=raffle.shards
         )
-    return FeedOut.of(page)
+
+    first = cursor is None and after is None
+    return FeedOut.of(await (raffle.feed.first(activity_id, limit, read) if first else read()))
