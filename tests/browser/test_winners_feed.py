@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import OpenTab, Server
 from tests.browser.player import choose_activity, draw, register
+from tests.browser.test_console import log_in
 
 CAPPED = Path(__file__).parents[2] / "examples" / "capped.yaml"  # every draw wins; a ticker
 
@@ -64,4 +65,25 @@ def test_a_hidden_feed_is_not_on_the_page_and_tiles_show_every_win(
     expect(player.page.get_by_test_id("winner")).to_have_count(2)
     expect(player.page.get_by_test_id("winner").first).to_be_visible()
     expect(player.page.get_by_test_id("winner").last).to_be_visible()
+    assert player.errors == []
+
+
+def test_an_operator_shows_the_feed_from_the_console(blank_server: Server, tab: OpenTab) -> None:
+    _running(blank_server, "hidden")
+    console = tab(blank_server.url + "/console")
+    log_in(console, blank_server.operator())
+    console.page.get_by_role("tab", name="Campaign").click()
+    shown = console.page.locator("#f-activities-0-show_winning_list")
+    expect(shown).to_have_value("hidden")
+    shown.select_option("ticker")
+    console.page.locator("#save").click()
+    expect(console.page.locator("#notice")).to_contain_text("Saved")
+
+    player = tab(blank_server.url)
+    register(player.page, "otto")
+    choose_activity(player.page, 1)
+    draw(player.page)
+    expect(player.page.get_by_test_id("winners")).to_have_attribute("data-display", "ticker")
+    expect(player.page.get_by_test_id("winner")).to_have_attribute("data-winner", "o***o")
+    assert console.errors == []
     assert player.errors == []
