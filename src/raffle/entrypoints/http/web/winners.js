@@ -24,7 +24,13 @@ export class WinnersFeed {
     this.pause();
     if (!activity || activity.show_winning_list === "hidden") return this.stop();
     this.activity = activity;
-    this.read().catch(this.onError);
+    this.read().catch((error) => this.failed(error));
+  }
+
+  // An operator hid the feed since the page read the activity: it goes, quietly.
+  failed(error) {
+    if (error.code === "feed_hidden") return this.stop();
+    this.onError(error);
   }
 
   stop() {
@@ -43,7 +49,7 @@ export class WinnersFeed {
     const page = await api(`/api/activities/${this.activity.id}/winners?limit=${SHOWN}`);
     if (read !== this.reads) return;
     this.render(page);
-    this.timer = setTimeout(() => this.read().catch(this.onError), EVERY_MS);
+    this.timer = setTimeout(() => this.read().catch((error) => this.failed(error)), EVERY_MS);
   }
 
   render(page) {
