@@ -86,6 +86,7 @@ from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
 from raffle.service.stock_sync import ClaimLedger
 from raffle.service.switchboard import SwitchBoard
+from raffle.service.winners_feed import FeedCache
 from raffle.settings import Settings
 
 Closing = list[Callable[[], Awaitable[None]]]
@@ -131,6 +132,8 @@ class Raffle:
 
     def __post_init__(self) -> None:
         self.join_codes = JoinCodeGate(self.uow)
+
+    feed: FeedCache = field(default_factory=FeedCache)  # winners' feeds' first pages
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

@@ -3,7 +3,9 @@ from pathlib import Path
 import pytest
 
 from raffle.adapters.campaign_file import InvalidCampaignFile, read_campaign
+from raffle.adapters.campaign_writer import write_campaign
 from raffle.domain.rules import DrawContext
+from raffle.domain.winners_feed import FeedDisplay
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -255,3 +257,26 @@ def test_bad_caps_refuse_the_file_with_their_line(
         read_campaign(write(tmp_path, CAPPED.replace(old, new)))
     problems = error.value.problems
     assert any(p.line == line and message in p.message for p in problems), problems
+
+
+@pytest.mark.parametrize("display", list(FeedDisplay))
+def test_an_activitys_winners_feed_is_read_and_written_back(
+    tmp_path: Path, display: FeedDisplay
+) -> None:
+    text = CAPPED + f"    show_winning_list: {display.value}\n"
+    (activity,) = read_campaign(write(tmp_path, text)).activities
+    assert activity.winners_feed is display
+    written = write_campaign(read_campaign(write(tmp_path, text)))
+    assert ("show_winning_list" in written) is (display is not FeedDisplay.HIDDEN)
+    (again,) = read_campaign(write(tmp_path, written)).activities
+    assert again.winners_feed is display
+
+
+def test_an_activity_without_a_feed_setting_hides_it_and_a_bad_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    (activity,) = read_campaign(write(tmp_path, CAPPED)).activities
+    assert activity.winners_feed is FeedDisplay.HIDDEN
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, CAPPED + "    show_winning_list: 2\n"))
+    assert any(p.line == 14 for p in error.value.problems), error.value.problems

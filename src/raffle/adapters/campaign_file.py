@@ -40,6 +40,7 @@ from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.route_tree_documents import from_document
 from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
+from raffle.domain.winners_feed import FeedDisplay
 
 Location = tuple[str | int, ...]
 T = TypeVar("T")
@@ -142,6 +143,7 @@ class ActivityIn(_Model):
     join_people_total_limit: Count | None = None  # total participants
     perfect_activity: bool = False  # every draw wins a real prize while stock lasts
     join_code_required: bool = False  # a draw needs a join code the user redeemed
+    show_winning_list: FeedDisplay = FeedDisplay.HIDDEN  # the winners' feed: ticker, tiled
 
 
 class SkuIn(_Model):
@@ -349,6 +351,7 @@ def _activity(a: ActivityIn) -> Activity:
         welcome_pack=a.welcome_pack,
         caps=Caps(a.award_num_limit, a.join_people_total_limit, a.perfect_activity),
         join_code_required=a.join_code_required,
+        winners_feed=a.show_winning_list,
     )
 
 

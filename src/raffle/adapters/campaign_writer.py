@@ -25,6 +25,7 @@ from raffle.domain.route_tree_documents import to_document
 from raffle.domain.route_trees import RouteTree
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.domain.tags import TagDefinition
+from raffle.domain.winners_feed import FeedDisplay
 
 
 class _Flow(dict[str, Any]):
@@ -143,6 +144,8 @@ def _activity(a: Activity, participation: Participation | None) -> dict[str, Any
         written["perfect_activity"] = True
     if a.join_code_required:
         written["join_code_required"] = True
+    if a.winners_feed is not FeedDisplay.HIDDEN:
+        written["show_winning_list"] = a.winners_feed.value
     return written
 
 

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from raffle.domain.caps import NO_CAPS, Caps
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.winners_feed import FeedDisplay
 
 
 class ActivityState(StrEnum):
@@ -59,6 +60,7 @@ class Activity:
     welcome_pack: int | None = None  # quota pack granted on a user's first visit
     caps: Caps = NO_CAPS  # total winners and participants, every draw wins
     join_code_required: bool = False  # a draw needs a join code redeemed by the user
+    winners_feed: FeedDisplay = FeedDisplay.HIDDEN  # how the player page shows recent wins
 
     def __post_init__(self) -> None:
         if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:

@@ -53,6 +53,7 @@ ACTIVITY: Example = {
     "strategy_id": 100006,
     "caps": CAPS,
     "join_code_required": False,
+    "show_winning_list": "ticker",
 }
 CLAIM_TERMS: Example = {
     "validity": {"kind": "days", "first": None, "last": None, "days": 7, "later": 0},
@@ -77,6 +78,13 @@ CARD: Example = {
     "priority": 1,
     "cell": 2,
     "value_cents": 899900,
+}
+FEED_WIN: Example = {"winner": "a***e", "award_id": 103, "title": "AirPods", "won_at": WHEN}
+FEED: Example = {
+    "display": "ticker",
+    "wins": [FEED_WIN],
+    "next": "MDE5YTJiM2M0ZDVlNmY3MDgxOTJhM2I0LjM",
+    "newer": "MDE5YTJiM2M0ZDVlNmY3MDgxOTJhM2I0LjM",
 }
 PRIZE: Example = {
     "award_id": 109,

@@ -69,6 +69,7 @@ from raffle.domain.users import (
     SessionEnded,
     UnknownUser,
 )
+from raffle.domain.winners_feed import FeedHidden, InvalidCursor
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
@@ -157,6 +158,8 @@ STATUS: dict[type[RaffleError], int] = {
     PrizeExpired: 409,
     PrizeNotYetValid: 409,
     ClaimConditionUnmet: 403,
+    FeedHidden: 404,
+    InvalidCursor: 422,
 }
 
 

@@ -100,6 +100,11 @@ class ActivityOut(BaseModel):
     join_code_required: bool = Field(
         description="A draw needs a join code the player redeemed (POST …/join-code)."
     )
+    show_winning_list: str = Field(
+        default="hidden",
+        description="How the player page shows the winners' feed: `hidden` (and the feed "
+        "answers 404 `feed_hidden`), `ticker` (one line) or `tiled`.",
+    )
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
@@ -107,6 +112,7 @@ class ActivityOut(BaseModel):
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
             caps=CapsOut.of(a.caps), join_code_required=a.join_code_required,
+            show_winning_list=a.winners_feed.value,
         )  # fmt: skip
 
 

@@ -130,6 +130,20 @@ class WinRepository(Protocol):
         """`settle` for many records at once: those moved (and locked until commit)."""
         ...
 
+    async def feed(
+        self,
+        activity_id: int,
+        award_ids: Collection[int],
+        bound: str | None,
+        *,
+        newer: bool,
+        inclusive: bool,
+        limit: int,
+    ) -> list[Win]:
+        """The activity's records of `award_ids` by order id: older than `bound`, newest
+        first, or newer than it, oldest first (`inclusive`: or equal), at most `limit`."""
+        ...
+
     async def in_state(
         self, state: WinState, limit: int, activity_id: int | None = None
     ) -> list[Win]:

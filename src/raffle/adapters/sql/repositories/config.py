@@ -16,6 +16,7 @@ from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.caps import Caps
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.users import StatusChange, User, UserStatus
+from raffle.domain.winners_feed import FeedDisplay
 
 
 class SqlActivityRepository:
@@ -37,6 +38,7 @@ class SqlActivityRepository:
             "join_people_total_limit": activity.caps.participants,
             "perfect_activity": activity.caps.perfect,
             "join_code_required": activity.join_code_required,
+            "show_winning_list": activity.winners_feed.value,
         }
         # Reloading a campaign file must not reset a running activity: once stored, the
         # state moves only through compare_and_set.
@@ -268,6 +270,7 @@ def _activity(row: Row[Any]) -> Activity:
         welcome_pack=row.welcome_pack,
         caps=Caps(row.award_num_limit, row.join_people_total_limit, bool(row.perfect_activity)),
         join_code_required=bool(row.join_code_required),
+        winners_feed=FeedDisplay(row.show_winning_list),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Table, func, select, update
@@ -115,6 +115,27 @@ class SqlWinRepository:
         if activity_id is not None:
             query = query.where(w.c.activity_id == activity_id)
         return [win_from_row(row._mapping, w) for row in await self._connection.execute(query)]
+
+    async def feed(
+        self,
+        activity_id: int,
+        award_ids: Collection[int],
+        bound: str | None,
+        *,
+        newer: bool,
+        inclusive: bool,
+        limit: int,
+    ) -> list[Win]:
+        w = self._table
+        query = select(w).where(w.c.activity_id == activity_id, w.c.award_id.in_(award_ids))
+        if bound is not None:
+            if newer:
+                query = query.where(w.c.order_id >= bound if inclusive else w.c.order_id > bound)
+            else:
+                query = query.where(w.c.order_id <= bound if inclusive else w.c.order_id < bound)
+        order = w.c.order_id.asc() if newer else w.c.order_id.desc()
+        rows = await self._connection.execute(query.order_by(order).limit(limit))
+        return [win_from_row(row._mapping, w) for row in rows]
 
     async def states(self) -> dict[WinState, int]:
         w = self._table

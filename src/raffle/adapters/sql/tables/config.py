@@ -149,11 +149,17 @@ def join_code_column() -> Column[bool]:
     return Column("join_code_required", Boolean, nullable=False, server_default=false())
 
 
+def feed_column() -> Column[str]:
+    """How the activity shows its winners' feed (domain `FeedDisplay`), added by migration
+    0024: rows from before hide it."""
+    return Column("show_winning_list", String(8), nullable=False, server_default="hidden")
+
+
 def define_activity(
-    metadata: MetaData, *, caps: bool = True, join_code: bool | None = None
+    metadata: MetaData, *, caps: bool = True, join_code: bool | None = None, feed: bool = True
 ) -> Table:
-    """Activities; as migration 0002 made them with `caps=False` (`join_code` follows `caps`
-    unless given: as 0015 left them with `join_code=False`)."""
+    """Activities; as migration 0002 made them with `caps=False, feed=False` (`join_code`
+    follows `caps` unless given: as 0015 left them with `join_code=False`)."""
     join_code = caps if join_code is None else join_code
     return Table(
         "activity",
@@ -169,6 +175,7 @@ def define_activity(
         Column("welcome_pack", BigInteger, nullable=True),
         *(caps_columns() if caps else []),
         *([join_code_column()] if join_code else []),
+        *([feed_column()] if feed else []),
         Index(None, "strategy_id"),
         mysql_charset="utf8mb4",
     )

@@ -70,12 +70,14 @@ def define(
     errors: bool = True,
     wins_by_user: bool = False,
     policy: bool = True,
+    feed: bool = True,
 ) -> ShardTables:
     """The shard tables of one index; as migration 0002 made them with `errors=False`
     (0006 adds the award record's error columns) and `wins_by_user=True` (0008 drops the
     award record's index by user: nothing looks a user's wins up by it, they are found
     through the user's orders, and every draw paid for its upkeep) and `policy=False`
-    (0013 adds the raffle order's policy)."""
+    (0013 adds the raffle order's policy) and `feed=False` (0024 adds the award record's
+    index by activity and order id: the winners' feed pages by it)."""
     n = f"{index:03d}"
     return ShardTables(
         quota_account=Table(
@@ -148,6 +150,7 @@ def define(
             *(error_columns() if errors else ()),
             *([Index(None, "user_id", "activity_id", "order_id")] if wins_by_user else []),
             Index(None, "strategy_id", "award_id"),  # the count of a prize's wins (reconcile)
+            *([Index(None, "activity_id", "order_id")] if feed else []),
         ),
         outbox=Table(
             f"outbox_{n}",

@@ -305,5 +305,8 @@ function capsFields(a, at) {
     field("Total winners", `${at}.award_num_limit`, a.award_num_limit, set("award_num_limit"), { type: "number", read: integer, hint: "no cap" }),
     field("Total participants", `${at}.join_people_total_limit`, a.join_people_total_limit, set("join_people_total_limit"), { type: "number", read: integer, hint: "no cap" }),
     h("label", {}, perfect, "100 % win (misses not drawn)"),
-    h("label", {}, codes, "Join code required"));
+    h("label", {}, codes, "Join code required"),
+    choice("Winners' feed", `${at}.show_winning_list`, a.show_winning_list ?? "hidden",
+      (v) => (v === "hidden" ? delete a.show_winning_list : (a.show_winning_list = v)),
+      () => [["hidden", "hidden"], ["ticker", "one line (ticker)"], ["tiled", "tiled"]], { read: String }));
 }

@@ -18,6 +18,7 @@ import * as engage from "/web/engage.js";
 import { choose as chooseLanguage, language, list, offered, ownName, t } from "/web/i18n.js";
 import { MyPrizes } from "/web/my-prizes.js";
 import * as prizes from "/web/prizes.js";
+import { WinnersFeed } from "/web/winners.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
@@ -27,6 +28,7 @@ const state = { user: null, activities: [], activity: null, odds: null, mine: nu
 const slots = {}; // the panels' bodies, by name
 const myPrizes = new MyPrizes(onSaveAddress, handle, onClaim);
 const shelf = new ContentShelf(handle); // no buyer yet: payment orders will pass one
+const feed = new WinnersFeed(handle);
 let loads = 0;
 let drawing = false;
 let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
@@ -44,6 +46,7 @@ function showLogin(message = "") {
   loads++; // what is still in flight is not shown
   myPrizes.stop();
   shelf.stop();
+  feed.stop();
   who.replaceChildren();
   notify(message, "error");
   const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
@@ -105,6 +108,7 @@ async function showPlayer(user) {
   app.replaceChildren(
     h("section", { class: "card wide chooser" }, h("label", { for: "activity" }, t("page.activity"), chooser),
       h("p", { class: "muted", id: "activity-about" })),
+    feed.slot,
     h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, t("page.draw")),
       board.grid, board.result, h("div", { id: "join-code" }),
       h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
@@ -159,6 +163,7 @@ async function load(id) {
   renderChances();
   renderShop();
   slots.odds.replaceChildren(prizes.oddsTable(odds));
+  feed.start(odds.activity); // read again now: after a draw, its win shows at once
   await myPrizes.start(slots.prizes, new Map(state.activities.map((a) => [a.id, a.name])));
 }
 

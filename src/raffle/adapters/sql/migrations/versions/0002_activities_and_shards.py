@@ -34,14 +34,14 @@ SHARD_TABLES = ("quota_account", "quota_day", "quota_month", "top_up_order", "ra
 
 def _tables() -> list[sa.Table]:
     def shard(index: int, metadata: sa.MetaData) -> list[sa.Table]:
-        made = define(index, metadata, errors=False, wins_by_user=True, policy=False)
+        made = define(index, metadata, errors=False, wins_by_user=True, policy=False, feed=False)
         return [t for t in made.all if t.name[:-4] in SHARD_TABLES]
 
     config = [tables.metadata.tables[name] for name in CONFIG_TABLES]
     # The accounts, sessions and activities as they were then: 0009 and 0015 add to them.
     then = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
     users = tables.define_users(then, status=False)
-    activity = tables.define_activity(then, caps=False)  # 0015 adds the caps
+    activity = tables.define_activity(then, caps=False, feed=False)  # 0015, 0024 add the rest
     return new_tables.of_revision([activity, *config, *users], shard)
 
 
