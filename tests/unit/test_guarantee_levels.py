@@ -130,3 +130,18 @@ def test_a_level_guarantee_draws_only_its_pool() -> None:
     assert {o.award_id for o in outcomes} == {4, 6}
     assert {o.rule for o in outcomes} == {"guarantee"}
     assert FALLBACK not in {o.award_id for o in outcomes}
+
+
+def test_a_disabled_prize_of_the_level_gets_no_published_chance_as_it_is_never_drawn() -> None:
+    built = leveled((("guarantee", "10:level<=3"),))
+    off = tuple(replace(p, enabled=p.award_id != 3) for p in built.prizes)
+    e = DrawEngine(replace(built, prizes=off), awards(*RATES))
+    [published] = disclosed_rules(e.strategy, awards(*RATES), e.exhausted)
+    assert (
+        published.chances
+        == e.odds(DrawContext("ann", 10))
+        == {
+            4: Fraction(10, 11),
+            6: Fraction(1, 11),
+        }
+    )

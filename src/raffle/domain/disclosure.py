@@ -69,7 +69,8 @@ def disclosed_rules(
 
 
 def guaranteed_chances(strategy: Strategy, live: frozenset[int]) -> dict[int, Fraction]:
-    """How a guaranteed draw picks among the prizes `live` (those with stock): by rate."""
-    weights = {p.award_id: p.weight for p in strategy.prizes if p.award_id in live}
+    """How a guaranteed draw picks among the prizes `live` (those with stock): by rate, a
+    disabled one never (the engine's tables leave it out)."""
+    weights = {p.award_id: p.weight for p in strategy.prizes if p.award_id in live and p.enabled}
     total = sum(weights.values())
     return {a: Fraction(w, total) for a, w in weights.items()} if total else {}
