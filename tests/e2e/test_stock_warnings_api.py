@@ -19,8 +19,23 @@ from raffle.entrypoints.http.app import create_app
 from raffle.service.campaigns import load_campaign
 from raffle.service.relay import relay
 from raffle.settings import Settings
-from tests.browser.test_stock_warning import ACTIVITY, CAMPAIGN
 from tests.e2e.conftest import Api
+
+ACTIVITY = 100501
+CAMPAIGN = f"""awards:
+  - {{id: 101, kind: thanks, title: Thanks for playing}}
+  - {{id: 102, kind: physical, title: Desk lamp}}
+strategies:
+  - id: 1005
+    fallback: 101
+    prizes:
+      - {{award: 102, rate: 1, stock: 5, warning_surplus: 2}}
+packs:
+  - {{id: 11, total: 10, day: 10, month: 10}}
+activities:
+  - {{id: {ACTIVITY}, name: Lamps, strategy: 1005, state: running, welcome_pack: 11,
+     begin_at: 2026-01-01T00:00:00+08:00, end_at: 2030-01-01T00:00:00+08:00}}
+"""
 
 
 @pytest.fixture

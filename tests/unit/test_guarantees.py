@@ -101,7 +101,7 @@ def test_listed_users_before_a_guarantee_keep_their_prize() -> None:
 @pytest.mark.parametrize(
     ("rule", "problem"),
     [
-        ("10", "guarantee must read 'draw:award,award' or 'draw:win'"),
+        ("10", "guarantee must read 'draw:award,award', 'draw:win' or 'draw:level<=level'"),
         ("0:2", "guarantee must read"),
         ("", "guarantee rule has no draws"),
         ("3:2 3:3", "guarantee for draw 3 is given twice"),

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from raffle.domain.awards import Award
-from raffle.domain.rules import GUARANTEE, LISTED, parse_guarantees, parse_listed
+from raffle.domain.rules import (
+    GUARANTEE,
+    LISTED,
+    guarantee_clauses,
+    guaranteed_level,
+    parse_guarantees,
+    parse_listed,
+)
 from raffle.domain.strategy import Strategy
 
 
@@ -33,6 +40,7 @@ class Guarantee:
     # Each prize's exact chance on that draw: the rates renormalised over the guaranteed
     # prizes with stock left. Empty: none has any, and that draw is an ordinary one.
     chances: Mapping[int, Fraction]
+    level: int | None = None  # the promise as written: a prize of this level or better
 
     @property
     def in_force(self) -> bool:
@@ -53,13 +61,16 @@ def disclosed_rules(
             award_id, users = parse_listed(value)
             found.append(ListedGroup(award_id, len(users), award_id not in exhausted))
         elif name == GUARANTEE:
+            levels = {d: guaranteed_level(d, text) for d, text in guarantee_clauses(value).items()}
             for draw, pool in sorted(parse_guarantees(value, strategy, awards).items()):
-                found.append(Guarantee(draw, pool, guaranteed_chances(strategy, pool - exhausted)))
+                chances = guaranteed_chances(strategy, pool - exhausted)
+                found.append(Guarantee(draw, pool, chances, levels[draw]))
     return tuple(found)
 
 
 def guaranteed_chances(strategy: Strategy, live: frozenset[int]) -> dict[int, Fraction]:
-    """How a guaranteed draw picks among the prizes `live` (those with stock): by rate."""
-    weights = {p.award_id: p.weight for p in strategy.prizes if p.award_id in live}
+    """How a guaranteed draw picks among the prizes `live` (those with stock): by rate, a
+    disabled one never (the engine's tables leave it out)."""
+    weights = {p.award_id: p.weight for p in strategy.prizes if p.award_id in live and p.enabled}
     total = sum(weights.values())
     return {a: Fraction(w, total) for a, w in weights.items()} if total else {}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.prize_cards import MAX_LEVEL
 from raffle.domain.strategy import Strategy, StrategyPrize
 
 
@@ -37,6 +38,7 @@ DEFAULT = Selection("default", None)
 LISTED = "listed"  # forced prizes for listed users (big-market's rule_blacklist)
 GUARANTEE = "guarantee"  # seed 004's 后门, only as a disclosed guarantee
 ANY_PRIZE = "win"  # a guarantee's pool of every prize that can win
+BY_LEVEL = "level<="  # a guarantee's pool of the prizes that can win of that level or better
 
 PreDrawRule = Callable[[DrawContext], Selection | None]
 PostDrawRule = Callable[[DrawContext], bool]  # False: the prize is refused, the fallback given
@@ -67,9 +69,10 @@ def parse_listed(value: str) -> tuple[int, frozenset[str]]:
 
 
 def guarantee(value: str, strategy: Strategy, awards: Mapping[int, Award]) -> PreDrawRule:
-    """`"1:win 10:102,103"`: a user's 1st draw in the activity wins a real prize (neither the
-    fallback nor a thanks award), their 10th one of 102 and 103; each drawn at the prizes'
-    relative rates among those with stock left. With none left the draw is an ordinary one."""
+    """`"1:win 10:102,103 20:level<=3"`: a user's 1st draw in the activity wins a real prize
+    (neither the fallback nor a thanks award), their 10th one of 102 and 103, their 20th a
+    prize of level 3 or better; each drawn at the prizes' relative rates among those with
+    stock left. With none left the draw is an ordinary one."""
     selections = {
         draw: Selection(GUARANTEE, pool, kept=True)
         for draw, pool in parse_guarantees(value, strategy, awards).items()
@@ -85,38 +88,107 @@ def parse_guarantees(
     value: str, strategy: Strategy, awards: Mapping[int, Award]
 ) -> dict[int, frozenset[int]]:
     """`"1:win 10:102,103"` -> {1: every prize that can win at draw 1, 10: {102, 103}}."""
-    clauses: dict[int, frozenset[int]] = {}
+    return {
+        draw: _guaranteed(draw, text, strategy, awards)
+        for draw, text in guarantee_clauses(value).items()
+    }
+
+
+def guarantee_clauses(value: str) -> dict[int, str]:
+    """`"1:win 10:level<=3"` -> {1: "win", 10: "level<=3"}: each draw's pool as written."""
+    clauses: dict[int, str] = {}
     for part in value.split():
         draw_text, sep, pool_text = part.partition(":")
         if not sep or not draw_text.isdigit() or int(draw_text) < 1:
             raise InvalidConfig(
-                f"guarantee must read 'draw:award,award' or 'draw:{ANY_PRIZE}', got {part!r}"
+                f"guarantee must read 'draw:award,award', 'draw:{ANY_PRIZE}' or "
+                f"'draw:{BY_LEVEL}level', got {part!r}"
             )
         if int(draw_text) in clauses:
             raise InvalidConfig(f"guarantee for draw {draw_text} is given twice")
-        clauses[int(draw_text)] = _guaranteed(int(draw_text), pool_text, strategy, awards)
+        clauses[int(draw_text)] = pool_text
     if not clauses:
         raise InvalidConfig("guarantee rule has no draws")
     return clauses
+
+
+def guaranteed_level(draw: int, text: str) -> int | None:
+    """The level a guarantee's pool `level<=N` names (N); None for a pool of awards or `win`."""
+    if not text.startswith(BY_LEVEL):
+        return None
+    level = text.removeprefix(BY_LEVEL)
+    if not (level.isascii() and level.isdigit()) or not 1 <= int(level) <= MAX_LEVEL:
+        raise InvalidConfig(
+            f"guarantee {draw}: {text!r} must name a level from 1 to {MAX_LEVEL}, "
+            f"e.g. '{BY_LEVEL}3'"
+        )
+    return int(level)
+
+
+def level_pools(strategy: Strategy) -> dict[int, frozenset[int]]:
+    """The prizes of each guarantee by level whose cards have that level or better, by draw.
+
+    Cards are not the strategy's terms (they may change while an activity runs), but the
+    pool a guarantee by level makes of them is: a running activity's freeze compares these
+    too, so a level change that would move a prize into or out of a promise is refused."""
+    pools: dict[int, frozenset[int]] = {}
+    for name, value in strategy.rules:
+        if name != GUARANTEE:
+            continue
+        for draw, text in guarantee_clauses(value).items():
+            if (level := guaranteed_level(draw, text)) is not None:
+                pools[draw] = _of_level(strategy, level)
+    return pools
+
+
+def frozen_terms(strategy: Strategy) -> tuple[Strategy, dict[int, frozenset[int]]]:
+    """What publishing a strategy promises, and so what may not change while an activity
+    that runs or ran publishes it: its terms and the prizes its guarantees by level name."""
+    return strategy.terms(), level_pools(strategy)
+
+
+def _of_level(strategy: Strategy, level: int) -> frozenset[int]:
+    return frozenset(
+        p.award_id for p in strategy.prizes if p.card.level is not None and p.card.level <= level
+    )
 
 
 def _guaranteed(
     draw: int, text: str, strategy: Strategy, awards: Mapping[int, Award]
 ) -> frozenset[int]:
     """The prizes a guarantee for `draw` names: `win` for every prize that can win there,
-    or award ids, each of which must. (A filter by level is one more reading of `text`.)"""
+    `level<=N` for those of level N or better that can, or award ids, each of which must."""
     why_not = {p.award_id: _cannot_win(p, draw, strategy, awards) for p in strategy.prizes}
     if text == ANY_PRIZE:
         pool = frozenset(a for a, reason in why_not.items() if reason is None)
         if not pool:
             raise InvalidConfig(f"guarantee {draw}: no prize of the strategy can win there")
         return pool
+    if (level := guaranteed_level(draw, text)) is not None:
+        return _by_level(draw, level, strategy, why_not)
     pool = frozenset(_award_id(a, f"{draw}:{text}") for a in text.split(","))
     for award_id in sorted(pool):
         if award_id not in why_not:
             raise InvalidConfig(f"guarantee {draw}: award {award_id} is not a prize")
         if (reason := why_not[award_id]) is not None:
             raise InvalidConfig(f"guarantee {draw}: award {award_id} {reason}")
+    return pool
+
+
+def _by_level(
+    draw: int, level: int, strategy: Strategy, why_not: Mapping[int, str | None]
+) -> frozenset[int]:
+    """The prizes of level `level` or better that can win at `draw`; refused with each one's
+    reason when there are none."""
+    named = _of_level(strategy, level)
+    if not named:
+        raise InvalidConfig(f"guarantee {draw}: no prize has level {level} or better")
+    pool = frozenset(a for a in named if why_not[a] is None)
+    if not pool:
+        reasons = "; ".join(f"award {a} {why_not[a]}" for a in sorted(named))
+        raise InvalidConfig(
+            f"guarantee {draw}: no prize of level {level} or better can win there ({reasons})"
+        )
     return pool
 
 

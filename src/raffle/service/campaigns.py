@@ -11,6 +11,7 @@ from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.policies import Participation
 from raffle.domain.route_tree_checks import leaf_problems
+from raffle.domain.rules import frozen_terms
 from raffle.service.audience import TagBoard
 from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.route_trees import conflict, next_version
@@ -200,10 +201,11 @@ async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
         if not frozen:
             continue
         published = await uow.strategies.get(strategy.id)
-        if published is None or published.terms() != strategy.terms():
+        if published is None or frozen_terms(published) != frozen_terms(strategy):
             raise FrozenOdds(
                 f"strategy {strategy.id} is published by {frozen[0].state} activity "
-                f"{frozen[0].id}: its odds, stock and enabled prizes cannot change"
+                f"{frozen[0].id}: its odds, stock and enabled prizes cannot change, nor the "
+                "prizes a guarantee by level names"
             )
     for activity in campaign.activities:
         stored = await uow.activities.get(activity.id)

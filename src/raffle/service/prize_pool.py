@@ -7,8 +7,10 @@ from dataclasses import replace
 from typing import Any
 
 from raffle.domain.activity import FROZEN
+from raffle.domain.engine import DrawEngine
 from raffle.domain.prize_cards import PrizeCard, image_problem, is_image_id
 from raffle.domain.prize_images import InvalidImageUrl, PrizeImage, UnknownImage, UnknownPrize
+from raffle.domain.rules import frozen_terms
 from raffle.domain.strategy import StrategyPrize
 from raffle.service.campaigns import FrozenOdds, UnknownStrategy
 from raffle.service.ports import Clock, UnitOfWork
@@ -39,7 +41,8 @@ async def change_prize(
     enabled: bool | None = None,
 ) -> StrategyPrize:
     """Set the named fields of a prize's card, and switch it on or off. The card may change
-    at any time; the switch changes the odds, so it is refused (odds_frozen) while an
+    at any time, unless its level moves the prize into or out of a guarantee by level; the
+    switch and such a level change the odds, so they are refused (odds_frozen) while an
     activity that runs or ran publishes the strategy. An image is an uploaded one's id or an
     https URL."""
     if (url := card.get("image")) is not None and (problem := image_problem(url)):
@@ -59,11 +62,13 @@ async def change_prize(
             card=replace(prize.card, **card),
             enabled=prize.enabled if enabled is None else enabled,
         )
-        if changed.enabled != prize.enabled:
-            await _refuse_when_frozen(strategy_id, uow)
-        await _require_image(changed.card, uow)
         prizes = tuple(changed if p.award_id == award_id else p for p in strategy.prizes)
-        await uow.strategies.save(replace(strategy, prizes=prizes))
+        renewed = replace(strategy, prizes=prizes)
+        if frozen_terms(renewed) != frozen_terms(strategy):
+            await _refuse_when_frozen(strategy_id, uow)
+            DrawEngine(renewed, await uow.awards.all())  # its rules still hold: a level kept
+        await _require_image(changed.card, uow)
+        await uow.strategies.save(renewed)
         await uow.commit()
     return changed
 
@@ -73,7 +78,8 @@ async def _refuse_when_frozen(strategy_id: int, uow: UnitOfWork) -> None:
         if activity.state in FROZEN:
             raise FrozenOdds(
                 f"strategy {strategy_id} is published by {activity.state} activity "
-                f"{activity.id}: its prizes cannot be enabled or disabled"
+                f"{activity.id}: its prizes cannot be enabled or disabled, nor moved into or "
+                "out of a guarantee by level"
             )
 
 

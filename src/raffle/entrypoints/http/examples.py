@@ -105,9 +105,11 @@ RULE: Example = {
     "titles": ["付费课程一门", "iPhone"],
     "users": None,
     "draw": 10,
+    "level": 2,
     "chances": [{"award_id": 108, "chance": "99/100"}, {"award_id": 109, "chance": "1/100"}],
     "in_force": True,
-    "text": "A user's draw 10 in this activity wins one of: 付费课程一门, iPhone.",
+    "text": "A user's draw 10 in this activity wins a prize of level 2 or better, one of: "
+    "付费课程一门, iPhone.",
 }
 LISTED_RULE: Example = {
     "rule": "listed",
@@ -115,6 +117,7 @@ LISTED_RULE: Example = {
     "titles": ["1 积分"],
     "users": 3,
     "draw": None,
+    "level": None,
     "chances": [],
     "in_force": True,
     "text": "3 listed users get only 1 积分 on every draw (随机积分 once it is locked or gone).",

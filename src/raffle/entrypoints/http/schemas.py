@@ -181,6 +181,11 @@ class RuleOut(BaseModel):
         default=None,
         description="`guarantee`: the user's draw number in the activity, this draw counted.",
     )
+    level: int | None = Field(
+        default=None,
+        description="`guarantee` by level: the draw wins a prize of this level or better "
+        "(1 is 一等奖); `award_ids` are those prizes, fixed while the activity runs.",
+    )
     chances: list[ChanceOut] = Field(
         default_factory=list,
         description="`guarantee`: each prize's exact chance on that draw (rates renormalised "
@@ -202,10 +207,13 @@ class RuleOut(BaseModel):
                 text=f"{r.users} listed users get only {named[0]} on every draw "
                 f"({fallback} once it is locked or gone).",
             )  # fmt: skip
+        promise = "" if r.level is None else f" a prize of level {r.level} or better,"
         return cls(
-            rule="guarantee", award_ids=ids, titles=named, draw=r.draw, in_force=r.in_force,
+            rule="guarantee", award_ids=ids, titles=named, draw=r.draw, level=r.level,
+            in_force=r.in_force,
             chances=[ChanceOut(award_id=a, chance=str(c)) for a, c in sorted(r.chances.items())],
-            text=f"A user's draw {r.draw} in this activity wins one of: {', '.join(named)}"
+            text=f"A user's draw {r.draw} in this activity wins{promise} one of: "
+            f"{', '.join(named)}"
             + ("." if r.in_force else " (none is left now: that draw is an ordinary one)."),
         )  # fmt: skip
 

@@ -123,7 +123,8 @@ async def set_fields(
 ) -> Response:
     """Set a prize's card (level, image, description, win tips, priority, nine-grid cell,
     value) and switch it on or off; fields left out keep their value. Its card may change
-    while its activity runs; switching it (odds) then is 409 `odds_frozen`. An `image` is an
+    while its activity runs; switching it (odds), or a level that moves it into or out of a
+    guarantee by level, then is 409 `odds_frozen`. An `image` is an
     uploaded image's id (404 `unknown_image` if none) or an https URL (422
     `invalid_image_url` otherwise)."""
 

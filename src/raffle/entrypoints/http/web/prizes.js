@@ -173,9 +173,10 @@ function rulesNotes(odds) {
     }
     const chance = chances(rule);
     const names = rule.titles.map((title, i) => (chance.has(rule.award_ids[i]) ? `${title} (${chance.get(rule.award_ids[i])})` : title));
-    const text = rule.draw === 1
-      ? t("odds.guarantee_first", { names: list(names) })
-      : t("odds.guarantee", { n: rule.draw, names: list(names) });
+    const words = { n: rule.draw, level: rule.level, names: list(names) };
+    const text = rule.level === null
+      ? (rule.draw === 1 ? t("odds.guarantee_first", words) : t("odds.guarantee", words))
+      : (rule.draw === 1 ? t("odds.guarantee_first_level", words) : t("odds.guarantee_level", words));
     return rule.in_force ? text : `${text} ${t("odds.guarantee_gone")}`;
   });
   return notes.length ? h("ul", { class: "muted", "data-testid": "rules" }, notes.map((note) => h("li", {}, note))) : null;
