@@ -1,5 +1,6 @@
 """Disclosed rules in the engine: listed users (once `blacklist`) and guarantees by draw number."""
 
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -90,6 +91,21 @@ def test_with_none_of_its_prizes_left_the_guaranteed_draw_is_an_ordinary_one() -
     assert e.odds(ctx(1)) == {4: Fraction(1, 10), FALLBACK: Fraction(9, 10)}
     assert {o.award_id for o in later} == {4, FALLBACK}
     assert "guarantee" not in {o.rule for o in later}
+
+
+def test_a_guarantee_of_disabled_prizes_only_is_an_ordinary_draw() -> None:
+    built = strategy(RATES, rules=(("guarantee", "1:2 2:2,3"),))
+    disabled = replace(
+        built, prizes=tuple(replace(p, enabled=p.award_id != 2) for p in built.prizes)
+    )
+    e = DrawEngine(disabled, awards(*RATES))
+    ordinary = e.odds(ctx(5))
+    assert 2 not in ordinary
+    assert e.odds(ctx(1)) == ordinary  # the only prize it names is disabled: it steps aside
+    assert e.odds(ctx(2)) == {3: Fraction(1)}  # among the enabled ones it names
+    outcomes = draws(e, ctx(1), 300)
+    assert "guarantee" not in {o.rule for o in outcomes}
+    assert 2 not in {o.award_id for o in outcomes}
 
 
 def test_listed_users_before_a_guarantee_keep_their_prize() -> None:

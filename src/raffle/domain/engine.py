@@ -161,13 +161,13 @@ class DrawEngine:
 
     def select(self, ctx: DrawContext) -> Selection:
         """The pool the first pre-draw rule that applies draws from (a guarantee's only
-        among its prizes with stock left); DEFAULT, the whole table, if none applies."""
+        among its enabled prizes with stock left); DEFAULT, the whole table, if none applies."""
         for rule in self._pre:
             if (selection := rule(ctx)) is None:
                 continue
             if not selection.kept or selection.pool is None:
                 return selection
-            if live := selection.pool - self._exhausted:
+            if live := selection.pool - self._exhausted - self._disabled:
                 return Selection(selection.rule, live, kept=True)
         return DEFAULT
 
