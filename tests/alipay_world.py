@@ -108,7 +108,8 @@ def simulator(
     command = [
         str(SIM), "--host", LOOPBACK, "--port", str(port), "--app-id", APP_ID,
         "--seller-id", SELLER_ID, "--merchant-public-key", str(merchant_pem),
-        "--key", str(folder / "sim.key"), "--notify-scale", str(notify_scale),
+        "--key", str(folder / "sim.key"), "--public-key-out", str(folder / "sim.pub"),
+        "--notify-scale", str(notify_scale),
     ]  # fmt: skip
     log = (folder / "sim.log").open("wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -31,7 +31,9 @@ def create_app(config: Config) -> Starlette:
         qr_url=lambda code: f"{base[0].rstrip('/')}/qr/{code}",
     )  # fmt: skip
     client = httpx.AsyncClient(timeout=10)
-    notifier = Notifier(config.app_id, config.seller_id, config.key, client, config.notify_scale)
+    notifier = Notifier(
+        config.app_id, config.seller_id, config.key, client, config.clock, config.notify_scale
+    )
     sim = Simulator(config, ledger, api, notifier)
 
     async def gateway(request: Request) -> Response:

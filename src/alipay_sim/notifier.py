@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -29,6 +29,7 @@ class Notifier:
     seller_id: str
     key: rsa.RSAPrivateKey
     client: httpx.AsyncClient
+    clock: Callable[[], datetime]
     scale: float = 1.0
     schedule: Sequence[float] = SCHEDULE
     attempts: list[dict[str, Any]] = field(default_factory=list)
@@ -36,9 +37,8 @@ class Notifier:
 
     def form(self, trade: Trade, payment: Payment) -> dict[str, str]:
         """The notification of `payment`, signed (without sign and sign_type in the string)."""
-        now = datetime.now(UTC)
         form = {
-            "notify_time": beijing(now),
+            "notify_time": beijing(self.clock()),
             "notify_type": "trade_status_sync",
             "notify_id": secrets.token_hex(16),
             "app_id": self.app_id,

@@ -285,3 +285,15 @@ async def test_the_pay_page_pays_with_one_button_and_twice_with_the_other(
     assert len((await sim.trade(once))["payments"]) == 1
     payments = (await sim.trade(twice))["payments"]
     assert len({p["trade_no"] for p in payments}) == 2
+
+
+async def test_the_simulator_keeps_its_key_and_publishes_it(
+    sim: Sim, merchant: rsa.RSAPrivateKey
+) -> None:
+    folder = sim.key_file.parent
+    assert (folder / "sim.pub").read_text() == sim.public_key
+    signer = private_key(sim.key_file.read_text())
+    assert signer.public_key().public_numbers() == public_key(sim.public_key).public_numbers()
+    assert sim.key_file.stat().st_mode & 0o077 == 0  # the private key readable by its owner only
+    with simulator(folder, merchant) as restarted:
+        assert restarted.public_key == sim.public_key

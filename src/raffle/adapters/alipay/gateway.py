@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +66,8 @@ class AlipayGateway:
             },
             notify=True,
         )
-        return str(fields["qr_code"])
+        with _reading("alipay.trade.precreate"):
+            return str(fields["qr_code"])
 
     async def query(self, out_trade_no: str) -> Trade | None:
         try:
@@ -75,15 +77,16 @@ class AlipayGateway:
                 return None
             raise
         paid = fields.get("send_pay_date")
-        return Trade(
-            out_trade_no=str(fields["out_trade_no"]),
-            trade_no=str(fields["trade_no"]),
-            status=_status(fields["trade_status"]),
-            amount_cents=cents(str(fields["total_amount"])),
-            buyer_id=fields.get("buyer_user_id") or fields.get("buyer_open_id"),
-            buyer_logon_id=fields.get("buyer_logon_id"),
-            paid_at=moment(paid) if paid else None,
-        )
+        with _reading("alipay.trade.query"):
+            return Trade(
+                out_trade_no=str(fields["out_trade_no"]),
+                trade_no=str(fields["trade_no"]),
+                status=_status(fields["trade_status"]),
+                amount_cents=cents(str(fields["total_amount"])),
+                buyer_id=fields.get("buyer_user_id") or fields.get("buyer_open_id"),
+                buyer_logon_id=fields.get("buyer_logon_id"),
+                paid_at=moment(paid) if paid else None,
+            )
 
     async def close(self, out_trade_no: str) -> bool:
         try:
@@ -114,14 +117,15 @@ class AlipayGateway:
             content["refund_reason"] = reason
         fields = await self._call("alipay.trade.refund", content)
         refunded = fields.get("gmt_refund_pay")
-        return Refund(
-            out_trade_no=str(fields["out_trade_no"]),
-            trade_no=str(fields["trade_no"]),
-            out_request_no=out_request_no,
-            refunded_cents=cents(str(fields["refund_fee"])),
-            fund_change=fields.get("fund_change") == "Y",
-            refunded_at=moment(refunded) if refunded else None,
-        )
+        with _reading("alipay.trade.refund"):
+            return Refund(
+                out_trade_no=str(fields["out_trade_no"]),
+                trade_no=str(fields["trade_no"]),
+                out_request_no=out_request_no,
+                refunded_cents=cents(str(fields["refund_fee"])),
+                fund_change=fields.get("fund_change") == "Y",
+                refunded_at=moment(refunded) if refunded else None,
+            )
 
     def verify_notification(self, form: Mapping[str, str]) -> Notification:
         m = self.merchant
@@ -179,6 +183,16 @@ class AlipayGateway:
         if code in _RETRYABLE_CODES or sub_code in _RETRYABLE_SUB_CODES:
             raise GatewayUnavailable(message.strip())
         raise GatewayRefused(message.strip(), gateway_code=code, sub_code=sub_code)
+
+
+@contextmanager
+def _reading(method: str) -> Iterator[None]:
+    """A signed answer missing a field or holding a malformed one: Alipay's mistake or a
+    version of the API this adapter does not know; its effect is unknown, as with no answer."""
+    try:
+        yield
+    except (KeyError, ValueError) as error:
+        raise GatewayUnavailable(f"{method}: an answer without a valid {error}") from error
 
 
 def _status(value: object) -> TradeStatus:
