@@ -16,7 +16,7 @@ from alipay_sim import hooks
 from alipay_sim.ledger import Ledger, Refusal
 from alipay_sim.notifier import Notifier
 from alipay_sim.openapi import OpenApi
-from alipay_sim.pages import pay_page
+from alipay_sim.pages import pay_page, trades_page
 from alipay_sim.simulator import Config, Simulator
 
 _MOST_BODY = 64 * 1024  # a gateway request is a few hundred bytes
@@ -42,6 +42,10 @@ def create_app(config: Config) -> Starlette:
         params = dict(request.query_params) | await _form(request)
         reply = api.handle(params, config.clock())
         return Response(reply.body, reply.status, media_type="application/json;charset=utf-8")
+
+    async def index(request: Request) -> Response:
+        now = config.clock()
+        return HTMLResponse(trades_page([(t, t.status(now)) for t in ledger.trades.values()]))
 
     async def scan(request: Request) -> Response:
         trade = ledger.by_code.get(request.path_params["code"])
@@ -72,6 +76,7 @@ def create_app(config: Config) -> Starlette:
         await client.aclose()
 
     routes = [
+        Route("/", index),
         Route("/gateway.do", gateway, methods=["GET", "POST"]),
         Route("/qr/{code}", scan),
         Route("/qr/{code}/pay", pay, methods=["POST"]),

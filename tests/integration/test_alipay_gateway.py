@@ -5,6 +5,7 @@ refused, and the simulator's signed notifications verified and retried until `su
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -273,15 +274,27 @@ async def test_the_pay_page_pays_with_one_button_and_twice_with_the_other(
 ) -> None:
     once, twice = _number(), _number()
     async with httpx.AsyncClient(timeout=10, follow_redirects=True) as browser:
+
+        async def press(page: httpx.Response, button: str) -> httpx.Response:
+            """Submits the form holding the button, as a browser would."""
+            form = re.search(
+                rf'<form method="post" action="([^"]+)">((?:(?!</form>).)*id="{button}")', page.text
+            )
+            assert form is not None, page.text
+            times = re.search(r'name="times" value="(\d)"', form[2])
+            assert times is not None
+            return await browser.post(page.url.join(form[1]), data={"times": times[1]})
+
         page = await browser.get(await alipay.precreate(once, 300, "<b>课</b>", 30))
         assert "&lt;b&gt;课&lt;/b&gt;" in page.text  # the subject escaped
-        paid = await browser.post(f"{page.url}/pay", data={"times": "1"})
+        paid = await press(page, "pay")
         assert 'data-status="TRADE_SUCCESS"' in paid.text
-        again = await browser.post(f"{page.url}/pay", data={"times": "1"})
-        assert "交易状态不合法" in again.text
-        await browser.post(
-            f"{await alipay.precreate(twice, 300, '课', 30)}/pay", data={"times": "2"}
-        )
+        assert 'id="pay"' not in paid.text  # nothing left to pay
+        assert (await browser.post(f"{page.url}/pay", data={"times": "1"})).status_code == 200
+        page = await browser.get(await alipay.precreate(twice, 300, "课", 30))
+        await press(page, "pay-twice")
+        listed = await browser.get(f"{sim.url}/")  # every trade, linking to its pay page
+        assert f'href="{page.url.path}">{twice}</a>' in listed.text
     assert len((await sim.trade(once))["payments"]) == 1
     payments = (await sim.trade(twice))["payments"]
     assert len({p["trade_no"] for p in payments}) == 2

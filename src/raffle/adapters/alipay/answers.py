@@ -25,7 +25,7 @@ def answer(body: str, method: str) -> Answer:
     is cut from the body as it was sent, never re-serialised: a signature covers bytes."""
     node = method.replace(".", "_") + "_response"
     members = dict(_members(body))
-    found = members.get(node) or members.get("error_response")
+    found = members.get(node, members.get("error_response"))
     if found is None:
         raise ValueError(f"no {node} in the answer")
     fields, text = found
