@@ -2,7 +2,7 @@
 (the adapter's) and of pycryptodomex (what python-alipay-sdk signs with), in one run.
 
 Run: .venv/bin/pip install pycryptodomex==3.24.2   # only for the comparison
-     .venv/bin/python -P bench/signatures.py [--seconds S]   # -P: bench/http.py is no `http`
+     .venv/bin/python bench/signatures.py [--seconds S]
 
 The text signed is a precreate request's signing string, as the adapter builds it; what is
 verified is a notification's. The figures are per second on one core, and their ratio.

@@ -23,7 +23,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from raffle.adapters.alipay import AlipayGateway, Merchant, public_key
+from raffle.adapters.alipay.gateway import AlipayGateway, Merchant
+from raffle.adapters.alipay.signing import public_key
 from raffle.adapters.clock import SystemClock
 from tests.services import LOOPBACK, free_port
 

@@ -17,7 +17,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.alipay import AlipayGateway, Merchant, private_key, public_key
+from raffle.adapters.alipay.gateway import AlipayGateway, Merchant
+from raffle.adapters.alipay.signing import private_key, public_key
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints

@@ -10,7 +10,7 @@ import phonenumbers
 from pydantic import SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from raffle.adapters.alipay import private_key, public_key
+from raffle.adapters.alipay.signing import private_key, public_key
 
 # The async driver each kind of database URL is served by; plain URLs are accepted too.
 _DRIVERS = {
@@ -146,6 +146,13 @@ class Settings(BaseSettings):
     def _positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("alipay_timeout_seconds")
+    @classmethod
+    def _some_time(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("must be more than 0")
         return value
 
     @field_validator("profile_ttl_seconds")

@@ -13,8 +13,14 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from raffle.adapters.alipay import AlipayGateway, Merchant, public_key
-from raffle.adapters.alipay.signing import NOTIFICATION_UNSIGNED, private_key, sign, signing_string
+from raffle.adapters.alipay.gateway import AlipayGateway, Merchant
+from raffle.adapters.alipay.signing import (
+    NOTIFICATION_UNSIGNED,
+    private_key,
+    public_key,
+    sign,
+    signing_string,
+)
 from raffle.adapters.clock import SystemClock
 from raffle.service.ports.payments import GatewayRefused, GatewayUnavailable, InvalidNotification
 from tests.alipay_world import APP_ID, SELLER_ID, Sim, gateway, new_key, notify_url, simulator

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from pydantic import ValidationError
 
-from raffle.adapters.alipay import AlipayGateway
+from raffle.adapters.alipay.gateway import AlipayGateway
 from raffle.bootstrap import bootstrap
 from raffle.settings import Settings, problems
 
@@ -121,3 +121,8 @@ def test_production_reaches_alipay_over_https_only(keys: tuple[str, str]) -> Non
             alipay_app_private_key=keys[0],  # type: ignore[arg-type]
             alipay_public_key=keys[1],
         )
+
+
+def test_a_call_needs_some_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    told = _problems(monkeypatch, RAFFLE_ALIPAY_TIMEOUT_SECONDS="0")
+    assert told == ["RAFFLE_ALIPAY_TIMEOUT_SECONDS: must be more than 0"]
