@@ -17,7 +17,7 @@ from alipay_sim.signing import sign, signing_string, verifies
 
 Fields = dict[str, Any]
 SUCCESS: Fields = {"code": "10000", "msg": "Success"}
-FAULTS = ("unavailable", "system_error", "http_500", "bad_signature", "lost_answer")
+FAULTS = ("unavailable", "system_error", "http_500", "bad_signature", "unsigned", "lost_answer")
 
 
 class Invalid(Exception):
@@ -67,7 +67,7 @@ class OpenApi:
                           "sub_code": refusal.sub_code, "sub_msg": refusal.sub_msg}  # fmt: skip
         if fault == "lost_answer":
             return Reply(502, "Bad Gateway")
-        return Reply(200, self._signed(method, answer, forged=fault == "bad_signature"))
+        return Reply(200, self._signed(method, answer, fault))
 
     def _run(self, method: str, params: Mapping[str, str], now: datetime) -> Fields:
         if params.get("app_id") != self.app_id:
@@ -138,10 +138,14 @@ class OpenApi:
             "gmt_refund_pay": beijing(refund.at),
         }
 
-    def _signed(self, method: str, answer: Fields, *, forged: bool) -> str:
+    def _signed(self, method: str, answer: Fields, fault: str | None) -> str:
+        """The answer and its signature over its exact text (none, or a wrong one, as the
+        fault says)."""
         node = method.replace(".", "_") + "_response" if method in _METHODS else "error_response"
         text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
-        signature = sign(self.key, text + " " if forged else text)
+        if fault == "unsigned":
+            return f'{{"{node}":{text}}}'
+        signature = sign(self.key, text + " " if fault == "bad_signature" else text)
         return f'{{"{node}":{text},"sign":"{signature}"}}'
 
 

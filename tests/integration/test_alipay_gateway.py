@@ -177,7 +177,9 @@ async def test_a_duplicate_payment_is_refunded_by_its_own_trade_number(
     assert (trade.trade_no, trade.status) == (first, "TRADE_SUCCESS")  # the first stays paid
 
 
-@pytest.mark.parametrize("fault", ["unavailable", "system_error", "http_500", "bad_signature"])
+@pytest.mark.parametrize(
+    "fault", ["unavailable", "system_error", "http_500", "bad_signature", "unsigned", "lost_answer"]
+)
 async def test_a_gateway_fault_or_an_answer_that_does_not_verify_may_be_retried(
     alipay: AlipayGateway, sim: Sim, fault: str
 ) -> None:
@@ -188,6 +190,20 @@ async def test_a_gateway_fault_or_an_answer_that_does_not_verify_may_be_retried(
     if fault == "bad_signature":
         assert "signature does not verify" in failed.value.message
     assert (await alipay.precreate(number, 100, "课", 30)).startswith(sim.url)
+
+
+async def test_only_an_authentication_error_is_believed_unsigned(
+    alipay: AlipayGateway, sim: Sim
+) -> None:
+    await sim.fail("alipay.trade.query", "unsigned")
+    with pytest.raises(GatewayUnavailable, match="unsigned"):  # not "no such trade"
+        await alipay.query(_number())
+    assert await alipay.query(_number()) is None  # signed, it is believed
+    async with gateway(sim, new_key()) as impostor:
+        await sim.fail(PRECREATE, "unsigned")
+        with pytest.raises(GatewayRefused) as refused:
+            await impostor.precreate(_number(), 100, "课", 30)
+    assert refused.value.sub_code == "isv.invalid-signature"
 
 
 async def test_the_gateway_refuses_requests_not_signed_by_the_app(

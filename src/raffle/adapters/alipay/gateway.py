@@ -31,6 +31,7 @@ SUCCESS = "10000"
 _RETRYABLE_CODES = frozenset({"20000"})
 _RETRYABLE_SUB_CODES = frozenset({"ACQ.SYSTEM_ERROR", "aop.ACQ.SYSTEM_ERROR", "isp.unknow-error"})
 _NO_TRADE = "ACQ.TRADE_NOT_EXIST"
+_SIGNED_CODES = frozenset({SUCCESS, "40004"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +169,10 @@ class AlipayGateway:
 
     def _checked(self, method: str, found: Answer) -> dict[str, Any]:
         fields, code = found.fields, str(found.fields.get("code", ""))
-        # An error may come unsigned (Alipay signs no answer to a request it could not
-        # authenticate); a success must carry a signature that verifies.
-        if found.sign is None and code == SUCCESS:
+        # An authentication error may come unsigned (Alipay signs no answer to a request it
+        # could not authenticate); a success or a business answer (40004: no such trade,
+        # already paid…) is acted on, so it must carry a signature that verifies.
+        if found.sign is None and code in _SIGNED_CODES:
             raise GatewayUnavailable(f"{method}: an unsigned answer")
         if found.sign is not None and not verifies(
             self.merchant.alipay_public_key, found.text, found.sign
