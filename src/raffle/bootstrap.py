@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import partial
 
+import httpx
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
@@ -16,6 +17,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.alipay.gateway import AlipayGateway, Merchant
+from raffle.adapters.alipay.signing import private_key, public_key
 from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
@@ -68,6 +71,7 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.payments import PaymentGateway
 from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.ports.tags import ProfilePages
 from raffle.service.profile_cache import CachedProfiles
@@ -114,6 +118,7 @@ class Raffle:
     closing: Closing = field(default_factory=list)  # closed by close(), before redis
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
+    gateway: PaymentGateway | None = None  # Alipay (or its simulator), with an app id set
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -222,6 +227,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
     broker = _broker(settings)
+    gateway = _gateway(settings, clock, closing)
     return Raffle(
         settings=settings,
         engines=engines,
@@ -249,6 +255,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         ledger=claims,
         probes=_probes(settings, databases, redis, broker),
         metrics=PrometheusMetrics(),
+        gateway=gateway,
     )
 
 
@@ -321,6 +328,24 @@ def _broker(settings: Settings) -> Broker:
     if settings.broker_url is None:
         return MemoryBroker(attempts=attempts, timeout=timeout)
     return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
+
+
+def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGateway | None:
+    """Alipay's open API at the configured URL, when an app id is set; its HTTP client is
+    closed with the rest."""
+    if settings.alipay_app_id is None or settings.alipay_seller_id is None:
+        return None
+    private, public = settings.alipay_keys
+    merchant = Merchant(
+        app_id=settings.alipay_app_id,
+        seller_id=settings.alipay_seller_id,
+        private_key=private_key(private),
+        alipay_public_key=public_key(public),
+        notify_url=settings.alipay_notify_url,
+    )
+    client = httpx.AsyncClient(timeout=settings.alipay_timeout_seconds)
+    closing.append(client.aclose)
+    return AlipayGateway(merchant, settings.alipay_gateway_url, client, clock)
 
 
 def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None, Closing]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal, Self
 from urllib.parse import unquote, urlsplit
 
 import phonenumbers
-from pydantic import ValidationError, field_validator, model_validator
+from pydantic import SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from raffle.adapters.alipay.signing import private_key, public_key
 
 # The async driver each kind of database URL is served by; plain URLs are accepted too.
 _DRIVERS = {
@@ -94,6 +97,20 @@ class Settings(BaseSettings):
     # when set; API processes serve theirs at /metrics.
     worker_metrics_port: int | None = None
 
+    # Alipay face-to-face payment (docs/payments.md): with an app id, payments go to the
+    # open API at alipay_gateway_url (Alipay's, its sandbox's, or the simulator's).
+    alipay_app_id: str | None = None
+    alipay_seller_id: str | None = None  # the partner id (2088…) notifications must name
+    alipay_gateway_url: str = "https://openapi.alipay.com/gateway.do"
+    alipay_notify_url: str | None = None  # where Alipay reaches this service's notify route
+    # The app's private key and Alipay's public key: as text (PEM, or the bare base64 that
+    # Alipay's key tool and console show), or a file holding it; never in the repository.
+    alipay_app_private_key: SecretStr | None = None
+    alipay_app_private_key_file: Path | None = None
+    alipay_public_key: str | None = None
+    alipay_public_key_file: Path | None = None
+    alipay_timeout_seconds: float = 10.0  # per call; a call past it may be retried
+
     @field_validator("log_level", "log_format", mode="before")
     @classmethod
     def _lower_case(cls, value: object) -> object:
@@ -131,6 +148,13 @@ class Settings(BaseSettings):
             raise ValueError("must be at least 1")
         return value
 
+    @field_validator("alipay_timeout_seconds")
+    @classmethod
+    def _some_time(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("must be more than 0")
+        return value
+
     @field_validator("profile_ttl_seconds")
     @classmethod
     def _no_negative_time(cls, value: float) -> float:
@@ -161,6 +185,40 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _alipay_complete(self) -> Self:
+        if self.alipay_app_id is None:
+            return self
+        if not self.alipay_seller_id:
+            raise ValueError("RAFFLE_ALIPAY_APP_ID needs RAFFLE_ALIPAY_SELLER_ID (2088…)")
+        if not self.alipay_gateway_url.startswith(("https://", "http://")):
+            raise ValueError("RAFFLE_ALIPAY_GATEWAY_URL must be an http(s) URL")
+        private, public = self.alipay_keys
+        checks = (("APP_PRIVATE_KEY", private_key, private), ("PUBLIC_KEY", public_key, public))
+        for name, load, text in checks:
+            try:
+                load(text)
+            except ValueError:
+                raise ValueError(
+                    f"RAFFLE_ALIPAY_{name} is not an RSA key (PEM or base64)"
+                ) from None
+        return self
+
+    @property
+    def alipay_keys(self) -> tuple[str, str]:
+        """The app's private key and Alipay's public key, as text: from the setting or its
+        file (ValueError: neither, or both)."""
+        secret = self.alipay_app_private_key
+        private = _key_text(
+            "RAFFLE_ALIPAY_APP_PRIVATE_KEY",
+            None if secret is None else secret.get_secret_value(),
+            self.alipay_app_private_key_file,
+        )
+        public = _key_text(
+            "RAFFLE_ALIPAY_PUBLIC_KEY", self.alipay_public_key, self.alipay_public_key_file
+        )
+        return private, public
+
+    @model_validator(mode="after")
     def _fit_for_production(self) -> Self:
         if self.env != "production":
             return self
@@ -169,6 +227,8 @@ class Settings(BaseSettings):
                 "RAFFLE_ENV=production needs RAFFLE_DATABASE_URL set to PostgreSQL or MariaDB, "
                 "not the embedded SQLite file"
             )
+        if self.alipay_app_id is not None and not self.alipay_gateway_url.startswith("https://"):
+            raise ValueError("RAFFLE_ENV=production needs RAFFLE_ALIPAY_GATEWAY_URL on https")
         servers = {
             "RAFFLE_DATABASE_URL": [self.database_url],
             "RAFFLE_SHARD_URLS": self.shard_urls.split(","),
@@ -221,6 +281,17 @@ def _problem(error: Any) -> str:
 
 def _shown(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _key_text(variable: str, text: str | None, path: Path | None) -> str:
+    if (text is None) == (path is None):
+        raise ValueError(f"set one of {variable} and {variable}_FILE")
+    if path is None:
+        return str(text)
+    try:
+        return path.read_text()
+    except OSError as error:
+        raise ValueError(f"{variable}_FILE cannot be read: {error.strerror}") from None
 
 
 def _async_url(url: str) -> str:

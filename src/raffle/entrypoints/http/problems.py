@@ -53,6 +53,7 @@ from raffle.domain.users import (
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
+from raffle.service.ports.payments import GatewayRefused
 from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
 MEDIA_TYPE = "application/problem+json"
@@ -95,6 +96,7 @@ STATUS: dict[type[RaffleError], int] = {
     CodePoolEmpty: 409,
     RateLimited: 429,
     InvalidSwitch: 422,
+    GatewayRefused: 502,  # the payment gateway said no: not the caller's request
     Unavailable: 503,
     InvalidPoints: 422,
     InvalidBehaviour: 422,
