@@ -29,6 +29,7 @@ from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
+from raffle.adapters.qr_codes import MemoryQrCodes, RedisQrCodes
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
@@ -51,6 +52,7 @@ from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.adapters.switch_news import TAG_NEWS, PolledSwitchNews, RedisSwitchNews
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
+from raffle.domain.payments import NOTIFIED
 from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
@@ -58,7 +60,9 @@ from raffle.service.audience import TagBoard
 from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
+from raffle.service.delivery import Fault, no_fault
 from raffle.service.draw_batch import BatchedDraws
+from raffle.service.payments import Payments, PaymentsOff
 from raffle.service.ports import (
     Broker,
     ChanceHints,
@@ -71,6 +75,7 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.payment_orders import QrCodes
 from raffle.service.ports.payments import PaymentGateway
 from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.ports.tags import ProfilePages
@@ -119,6 +124,7 @@ class Raffle:
     probes: list[Probe] = field(default_factory=list)  # each service it depends on
     metrics: PrometheusMetrics = field(default_factory=PrometheusMetrics)  # at /metrics
     gateway: PaymentGateway | None = None  # Alipay (or its simulator), with an app id set
+    qr_codes: QrCodes | None = None  # orders' QR content: Redis, else this process's memory
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -130,6 +136,12 @@ class Raffle:
         return DeliveryContext(
             self.catalogue, self.uow, self.shards, self.clock, self.hints, self.metrics
         )
+
+    def payments(self, fault: Fault = no_fault) -> Payments:
+        """What the payment use cases need; PaymentsOff without a gateway."""
+        if self.gateway is None or self.qr_codes is None:
+            raise PaymentsOff("payments are off: no payment gateway is configured")
+        return Payments(self.uow, self.shards, self.gateway, self.qr_codes, self.clock, fault)
 
     def pools(self) -> dict[str, AsyncEngine]:
         """The engines by their pool's name in metrics: db0 the configuration database, db1…
@@ -256,6 +268,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         probes=_probes(settings, databases, redis, broker),
         metrics=PrometheusMetrics(),
         gateway=gateway,
+        qr_codes=MemoryQrCodes(clock) if redis is None else RedisQrCodes(redis),
     )
 
 
@@ -327,7 +340,9 @@ def _broker(settings: Settings) -> Broker:
     attempts, timeout = settings.delivery_attempts, settings.publish_timeout_seconds
     if settings.broker_url is None:
         return MemoryBroker(attempts=attempts, timeout=timeout)
-    return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
+    return RabbitBroker(
+        settings.broker_url, topics=[WON, NOTIFIED], attempts=attempts, timeout=timeout
+    )
 
 
 def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGateway | None:

@@ -24,6 +24,7 @@ from raffle.entrypoints.http.routes import (
     engagement,
     health,
     pages,
+    payments,
     player,
     policies,
     prizes,
@@ -75,7 +76,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, content,
+        delivery, profiles, content, payments,
     )  # fmt: skip
     for module in (*routers, pages, docs, health):
         app.include_router(module.router)

@@ -32,6 +32,14 @@ from raffle.domain.fulfilment import (
     InvalidCodes,
     PrizeNotFound,
 )
+from raffle.domain.payments import (
+    ContentHeld,
+    NotForSale,
+    OrderNotOpen,
+    RefundNotFailed,
+    UnknownOrder,
+    UnknownPayment,
+)
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
@@ -120,6 +128,12 @@ STATUS: dict[type[RaffleError], int] = {
     ContentExists: 409,
     IllegalContentState: 409,
     PaymentRequired: 402,
+    UnknownOrder: 404,
+    UnknownPayment: 404,
+    OrderNotOpen: 409,
+    ContentHeld: 409,
+    NotForSale: 409,
+    RefundNotFailed: 409,
 }
 
 
@@ -152,7 +166,8 @@ class Problem(BaseModel):
     detail: str = Field(description="What went wrong this time, for a person to read.")
     code: str = Field(description="Stable and machine-readable: branch on it, not on `detail`.")
     current_state: str | None = Field(
-        None, description="A workflow step, shipment or content state refused: its state."
+        None,
+        description="A workflow step, shipment, content or payment order state refused: its state.",
     )
     retry_after: int | None = Field(None, description="Seconds to wait (as `Retry-After`).")
     errors: list[ProblemDetail] | None = Field(None, description="Each problem of the input.")
@@ -166,7 +181,7 @@ class Problem(BaseModel):
 def problem_of(error: RaffleError) -> Problem:
     status = next((s for kind, s in STATUS.items() if isinstance(error, kind)), 400)
     extra: dict[str, Any] = {}
-    if isinstance(error, IllegalTransition | IllegalShipment | IllegalContentState):
+    if isinstance(error, IllegalTransition | IllegalShipment | IllegalContentState | OrderNotOpen):
         extra["current_state"] = error.current.value
     if isinstance(error, RateLimited):
         extra["retry_after"] = error.retry_after
