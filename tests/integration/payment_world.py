@@ -120,12 +120,20 @@ async def eventually(check: object, within: float = 20.0) -> None:
 
 
 async def shop(
-    settings: Settings, sim: Sim, sink: NotifyUrl, clock: SettableClock | None = None
+    settings: Settings,
+    sim: Sim,
+    sink: NotifyUrl,
+    clock: SettableClock | None = None,
+    *,
+    sell: bool = True,
 ) -> Shop:
+    """The raffle on `settings`; `sell`: putting CONTENT on sale (a process started again
+    over the same databases finds it there)."""
     raffle = await wired(settings, campaign(), clock)
-    text = ContentText("Knowledge 101", "a course", "# the body", "the preview", None, PRICE)
-    await content.create(CONTENT, text, uow=raffle.uow, clock=raffle.clock)
-    await content.move(CONTENT, ContentState.ON_SALE, uow=raffle.uow, clock=raffle.clock)
+    if sell:
+        text = ContentText("Knowledge 101", "a course", "# the body", "the preview", None, PRICE)
+        await content.create(CONTENT, text, uow=raffle.uow, clock=raffle.clock)
+        await content.move(CONTENT, ContentState.ON_SALE, uow=raffle.uow, clock=raffle.clock)
     app = create_app(raffle, scheduler=False)
     api = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://raffle")
     return Shop(raffle, sim, sink, api)

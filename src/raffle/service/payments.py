@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from raffle.domain.content import UnknownContent
-from raffle.domain.errors import RaffleError, Unavailable
+from raffle.domain.errors import RaffleError
 from raffle.domain.payments import (
     OPEN,
     TIMEOUT,
@@ -36,8 +36,9 @@ QR_WAIT_SECONDS = 5.0  # how long a caller waits for the elected one's QR before
 QR_POLL_SECONDS = 0.02
 
 
-class PaymentsOff(Unavailable):
-    """No payment gateway is configured (RAFFLE_ALIPAY_APP_ID unset)."""
+class PaymentsOff(RaffleError):
+    """No payment gateway is configured (RAFFLE_ALIPAY_APP_ID unset): this deployment
+    offers no payments, for good (404, not a 5xx to retry)."""
 
     code = "payments_unavailable"
 

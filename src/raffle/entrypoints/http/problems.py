@@ -61,6 +61,7 @@ from raffle.domain.users import (
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
+from raffle.service.payments import PaymentsOff
 from raffle.service.ports.payments import GatewayRefused
 from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
@@ -134,6 +135,7 @@ STATUS: dict[type[RaffleError], int] = {
     ContentHeld: 409,
     NotForSale: 409,
     RefundNotFailed: 409,
+    PaymentsOff: 404,
 }
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from raffle.adapters import qr_images
 from raffle.domain.payments import OrderState, PaymentState
 from raffle.entrypoints.http.deps import AdminSession, CurrentSession, IdempotencyKey, RaffleDep
+from raffle.entrypoints.http.examples import examples_of
 from raffle.entrypoints.http.idempotent import once
 from raffle.entrypoints.http.payment_schemas import (
     ChangeOut,
@@ -51,6 +52,13 @@ Limit = Annotated[int, Query(ge=1, le=100)]
 
 
 class QrOut(BaseModel):
+    model_config = examples_of(
+        {
+            "qr_code": "https://qr.alipay.com/bax00000000000000000000",
+            "svg": '<svg xmlns="http://www.w3.org/2000/svg" width="174" height="174">…</svg>',
+        }
+    )
+
     qr_code: str = Field(description="The QR code's content: the gateway's pay link.")
     svg: str = Field(description="The QR code drawn as SVG.")
 
@@ -78,7 +86,7 @@ async def new_order(
     return await once(request, raffle.idempotency, session.user_id, key, run)
 
 
-@router.get("/api/payments/orders", tags=["player"], responses=documented(401, 422, 503))
+@router.get("/api/payments/orders", tags=["player"], responses=documented(401, 404, 422))
 async def my_orders(
     session: CurrentSession,
     raffle: RaffleDep,
@@ -114,7 +122,17 @@ async def qr(out_trade_no: OrderNo, session: CurrentSession, raffle: RaffleDep) 
 @router.get(
     "/api/payments/orders/{out_trade_no}/qr.png",
     tags=["player"],
-    responses={200: {"content": {"image/png": {}}}, **documented(401, 404, 409, 422, 502, 503)},
+    responses={
+        200: {
+            "content": {
+                "image/png": {
+                    "schema": {"type": "string", "format": "binary"},
+                    "example": "(PNG bytes)",
+                }
+            }
+        },
+        **documented(401, 404, 409, 422, 502, 503),
+    },
     response_class=Response,
 )
 async def qr_png(out_trade_no: OrderNo, session: CurrentSession, raffle: RaffleDep) -> Response:
@@ -157,7 +175,7 @@ async def notify(request: Request, raffle: RaffleDep) -> PlainTextResponse:
 
 
 @router.get(
-    "/api/admin/payments/orders", tags=["operator"], responses=documented(401, 403, 422, 503)
+    "/api/admin/payments/orders", tags=["operator"], responses=documented(401, 403, 404, 422)
 )
 async def orders(
     session: AdminSession, raffle: RaffleDep, state: OrderState | None = None, limit: Limit = 50
@@ -186,7 +204,7 @@ async def order_file(
 
 
 @router.get(
-    "/api/admin/payments/refunds", tags=["operator"], responses=documented(401, 403, 422, 503)
+    "/api/admin/payments/refunds", tags=["operator"], responses=documented(401, 403, 404, 422)
 )
 async def refunds(
     session: AdminSession,
@@ -216,7 +234,7 @@ async def retry(
 @router.post(
     "/api/admin/payments/reconciliation",
     tags=["operator"],
-    responses=documented(401, 403, 502, 503),
+    responses=documented(401, 403, 404, 502, 503),
 )
 async def reconciliation(session: AdminSession, raffle: RaffleDep) -> ReconciliationOut:
     """Compare the newest orders with the gateway's records now: what disagrees."""

@@ -1,13 +1,15 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
 // review, set who may join each (participation policies), watch one live, switch draws,
 // rules and limits at runtime, search, edit, lock and import players' profiles, edit
-// decision trees, write paid content, import and export campaign files.
+// decision trees, write paid content, follow payment orders and refunds, import and export
+// campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
 import { ContentView } from "/web/console-content.js";
 import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
+import { PaymentsView } from "/web/console-payments.js";
 import { PoliciesView } from "/web/console-policies.js";
 import { ProfilesView } from "/web/console-profiles.js";
 import { SwitchesView } from "/web/console-switches.js";
@@ -88,8 +90,9 @@ async function showConsole(me) {
   const tags = new TagsView();
   const trees = new TreesView();
   const content = new ContentView();
-  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, file: files.node };
-  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", file: "Import / export" };
+  const payments = new PaymentsView();
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, payments: payments.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", payments: "Payments", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -104,6 +107,7 @@ async function showConsole(me) {
     if (key === "tags") tags.refresh();
     if (key === "trees") trees.refresh();
     if (key === "content") content.refresh();
+    if (key === "payments") payments.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();
