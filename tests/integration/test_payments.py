@@ -14,9 +14,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from raffle.adapters.alipay.signing import NOTIFICATION_UNSIGNED, private_key, sign, signing_string
-from raffle.domain.payments import Change, OrderState, PaymentOrder, PaymentState
+from raffle.domain.payments import REFUND_ATTEMPTS, Change, OrderState, PaymentOrder, PaymentState
+from raffle.service import payment_desk as desk
 from raffle.service import payments as use
-from raffle.service.payment_jobs import expire, reconcile
+from raffle.service.auth import create_user
+from raffle.service.payment_jobs import REFUND_AFTER, expire, reconcile, refunds
 from raffle.service.payment_notices import receive
 from raffle.settings import Settings
 from tests.alipay_world import NotifyUrl, Sim, new_key, notify_url, simulator
@@ -245,6 +247,12 @@ async def _payments_are(world: Shop, order: PaymentOrder, states: set[PaymentSta
     return {p.state for p in found} == states and len(found) == len(states)
 
 
+async def _refund_tried(world: Shop, order: PaymentOrder) -> bool:
+    async with world.raffle.shards.for_user(order.user_id) as uow:
+        found = await uow.payments.payments_of(order.out_trade_no)
+    return any(p.state is PaymentState.REFUNDING and p.attempts == 1 for p in found)
+
+
 async def _refunds_at(sim: Sim, count: int) -> bool:
     return len(await sim.refunds()) >= count
 
@@ -254,3 +262,39 @@ async def _history(world: Shop, order: PaymentOrder) -> list[Change]:
     assert uow is not None
     async with uow:
         return await uow.payments.history(order.out_trade_no)
+
+
+async def test_a_refund_that_keeps_failing_is_parked_with_its_error_and_retried_by_hand(
+    world: Shop, sim: Sim, clock: SettableClock
+) -> None:
+    order = await world.shown("hugo")
+    forms = await world.paid(order, times=2)
+    await sim.fail(REFUND, "unavailable", times=REFUND_ATTEMPTS)
+    assert {await world.notify(form) for form in forms} == {"success"}
+    async with working(world.raffle):
+        await eventually(lambda: _refund_tried(world, order))  # by the consumer, at once
+    for _ in range(REFUND_ATTEMPTS - 1):  # the refund job's later attempts
+        clock.current += REFUND_AFTER + timedelta(seconds=1)
+        assert await refunds(world.ctx) == 0
+    (parked,) = await desk.refunds(world.ctx, PaymentState.REFUND_FAILED)
+    assert parked.attempts == REFUND_ATTEMPTS
+    assert parked.last_error is not None
+    assert parked.last_error.startswith("gateway_unavailable")
+    assert await sim.refunds() == []
+    admin = await _operator(world)
+    path = f"/api/admin/payments/orders/{order.out_trade_no}/payments/{parked.trade_no}/refund"
+    retried = await world.api.post(path, headers=admin)
+    assert retried.status_code == 200, retried.text
+    assert (retried.json()["state"], retried.json()["last_error"]) == ("refunded", None)
+    assert [r["trade_no"] for r in await sim.refunds()] == [parked.trade_no]
+    again = await world.api.post(path, headers=admin)
+    assert (again.status_code, again.json()["code"]) == (409, "refund_not_failed")
+    assert len(await sim.refunds()) == 1
+
+
+async def _operator(world: Shop) -> dict[str, str]:
+    await create_user("ops", "a long password", True, world.raffle.uow(), world.raffle.hasher)
+    login = await world.api.post(
+        "/api/auth/login", json={"name": "ops", "password": "a long password"}
+    )
+    return {"Authorization": f"Bearer {login.json()['token']}", "Idempotency-Key": "retry-1"}

@@ -136,9 +136,10 @@ async def cancel(user_id: str, number: str, ctx: Payments) -> PaymentOrder:
 
 
 async def my_orders(
-    user_id: str, ctx: Payments, before: str | None, limit: int
+    user_id: str, shards: Shards, before: str | None, limit: int
 ) -> list[PaymentOrder]:
-    async with ctx.shards.for_user(user_id) as uow:
+    """The user's orders, newest first (none where payments are off)."""
+    async with shards.for_user(user_id) as uow:
         return await uow.payments.of_user(user_id, before, limit)
 
 

@@ -94,7 +94,7 @@ async def my_orders(
     limit: Limit = 20,
 ) -> list[PaymentOrderOut]:
     """My orders, newest first (`before`: the last out_trade_no of the page before)."""
-    found = await use.my_orders(session.user_id, raffle.payments(), before, limit)
+    found = await use.my_orders(session.user_id, raffle.shards, before, limit)
     return [PaymentOrderOut.of(o) for o in found]
 
 
