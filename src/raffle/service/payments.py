@@ -100,17 +100,19 @@ async def mine(user_id: str, number: str, ctx: Payments) -> PaymentOrder:
 
 async def qr_code(user_id: str, number: str, ctx: Payments) -> str:
     """The QR content of the user's open order: from the cache, else precreated at the
-    gateway by one caller only (the one whose created -> paying compare-and-set won) while
-    the others wait for it in the cache."""
-    if (cached := await ctx.qr.get(number)) is not None:
-        return cached
+    gateway by one caller only (the one whose created -> paying compare-and-set won, which
+    first closes the user's other orders of the content there) while the others wait for
+    it in the cache."""
     found = await mine(user_id, number, ctx)
     if not found.open:
         raise OrderNotOpen(f"payment order {number!r} is {found.state}", found.state)
-    if found.state is OrderState.CREATED:
+    if (cached := await ctx.qr.get(number)) is not None:
+        return cached
+    if found.state is OrderState.CREATED and await _move(
+        found, OrderState.PAYING, Cause.PRECREATED, ctx
+    ):
         await _close_others(found, ctx)
-        if await _move(found, OrderState.PAYING, Cause.PRECREATED, ctx):
-            return await _precreate(found, ctx)
+        return await _precreate(found, ctx)
     waited = 0.0
     while waited < QR_WAIT_SECONDS:
         await asyncio.sleep(QR_POLL_SECONDS)
