@@ -51,7 +51,8 @@ class OpenApi:
     def handle(self, params: Mapping[str, str], now: datetime) -> Reply:
         method = params.get("method", "")
         self.calls[method] += 1
-        fault = self.faults.get(method, [None]).pop(0) if self.faults.get(method) else None
+        pending = self.faults.get(method)
+        fault = pending.pop(0) if pending else None
         if fault == "http_500":
             return Reply(500, "Internal Server Error")
         if fault in ("unavailable", "system_error"):

@@ -24,6 +24,7 @@ from raffle.adapters.alipay.signing import (
 from raffle.adapters.clock import SystemClock
 from raffle.service.ports.payments import GatewayRefused, GatewayUnavailable, InvalidNotification
 from tests.alipay_world import APP_ID, SELLER_ID, Sim, gateway, new_key, notify_url, simulator
+from tests.services import LOOPBACK, free_port
 
 PRECREATE, REFUND = "alipay.trade.precreate", "alipay.trade.refund"
 
@@ -255,6 +256,23 @@ async def test_notifications_are_retried_until_the_reply_is_exactly_success(
     notification = alipay.verify_notification(sink.forms[0])
     assert (notification.out_trade_no, notification.trade_no) == (number, trade_no)
     assert (notification.amount_cents, notification.status) == (1234, "TRADE_SUCCESS")
+
+
+async def test_a_notify_url_that_does_not_answer_is_tried_again(
+    sim: Sim, merchant: rsa.RSAPrivateKey
+) -> None:
+    nobody = f"http://{LOOPBACK}:{free_port()}/notify"  # nothing listens there
+    async with gateway(sim, merchant, nobody) as alipay:
+        number = _number()
+        await alipay.precreate(number, 100, "课", 30)
+        await sim.pay(number)
+        for _ in range(200):  # at once, then after 0.24 s at this scale
+            attempts = [a for a in await sim.notifications() if a["out_trade_no"] == number]
+            if len(attempts) >= 2:
+                break
+            await asyncio.sleep(0.05)
+    assert [a["attempt"] for a in attempts[:2]] == [1, 2]
+    assert all(a["status"] is None and "ConnectError" in a["reply"] for a in attempts)
 
 
 async def test_a_notification_of_the_simulator_tampered_is_refused_naming_what_failed(
