@@ -363,24 +363,6 @@ def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGatew
     return AlipayGateway(merchant, settings.alipay_gateway_url, client, clock)
 
 
-def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGateway | None:
-    """Alipay's open API at the configured URL, when an app id is set; its HTTP client is
-    closed with the rest."""
-    if settings.alipay_app_id is None or settings.alipay_seller_id is None:
-        return None
-    private, public = settings.alipay_keys
-    merchant = Merchant(
-        app_id=settings.alipay_app_id,
-        seller_id=settings.alipay_seller_id,
-        private_key=private_key(private),
-        alipay_public_key=public_key(public),
-        notify_url=settings.alipay_notify_url,
-    )
-    client = httpx.AsyncClient(timeout=settings.alipay_timeout_seconds)
-    closing.append(client.aclose)
-    return AlipayGateway(merchant, settings.alipay_gateway_url, client, clock)
-
-
 def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None, Closing]:
     """The client and the shared round trips of the commands of every request (session,
     rate limit, stock, hints): on one Redis, or per master of a Redis Cluster; what else
