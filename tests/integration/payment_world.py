@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -102,18 +102,18 @@ def _quote(value: str) -> str:
     return quote(value, safe="")
 
 
-async def until(check: object, within: float = 20.0) -> None:
+async def until(check: Callable[[], bool], within: float = 20.0) -> None:
     waited = 0.0
-    while not check():  # type: ignore[operator]
+    while not check():
         assert waited < within, "not reached in time"
         await asyncio.sleep(0.05)
         waited += 0.05
 
 
-async def eventually(check: object, within: float = 20.0) -> None:
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 20.0) -> None:
     """Awaits `check()` (a coroutine function) until it answers true."""
     waited = 0.0
-    while not await check():  # type: ignore[operator]
+    while not await check():
         assert waited < within, "not reached in time"
         await asyncio.sleep(0.05)
         waited += 0.05
