@@ -65,7 +65,7 @@ export class Checkout {
       }
       if (now.state !== "created" && now.state !== "paying") {
         this.stop();
-        this.status.textContent = t(`pay.state.${now.state}`);
+        this.status.textContent = t(`order_state.${now.state}`);
         return;
       }
     }
@@ -75,7 +75,7 @@ export class Checkout {
     this.stop();
     const now = await api(`/api/payments/orders/${order.out_trade_no}/cancel`, { method: "POST" });
     this.node.dataset.state = now.state;
-    this.status.textContent = t(`pay.state.${now.state}`);
+    this.status.textContent = t(`order_state.${now.state}`);
   }
 
   // "My orders", newest first, into `slot`.
@@ -91,7 +91,7 @@ export class Checkout {
     slot.replaceChildren(mine.length
       ? h("ul", { class: "my-orders", "data-testid": "my-orders" }, ...mine.map((o) => h("li", { "data-order": o.out_trade_no, "data-state": o.state },
         h("span", {}, o.subject), " ", h("span", { class: "muted" }, price(o.amount_cents)), " ",
-        h("span", { class: "badge" }, t(`pay.state.${o.state}`)))))
+        h("span", { class: "badge" }, t(`order_state.${o.state}`)))))
       : h("p", { class: "muted" }, t("pay.none")));
   }
 }
