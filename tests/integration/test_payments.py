@@ -298,3 +298,23 @@ async def _operator(world: Shop) -> dict[str, str]:
         "/api/auth/login", json={"name": "ops", "password": "a long password"}
     )
     return {"Authorization": f"Bearer {login.json()['token']}", "Idempotency-Key": "retry-1"}
+
+
+async def test_a_new_orders_qr_first_closes_an_old_qr_scanned_after_it_was_cancelled(
+    world: Shop, sim: Sim
+) -> None:
+    """Seed 000's first remedy. A QR never scanned cannot be closed at the gateway, so a
+    cancelled order's QR stays payable there; once a buyer has scanned it, the next order of
+    the same content closes it before showing its own QR."""
+    old = await world.shown("iris")
+    code = await world.ctx.qr.get(old.out_trade_no)
+    assert (await use.cancel("iris", old.out_trade_no, world.ctx)).state is OrderState.CLOSED
+    assert await world.ctx.qr.get(old.out_trade_no) is None
+    async with httpx.AsyncClient(timeout=10) as phone:  # scanned after the cancel
+        assert code is not None
+        (await phone.get(code)).raise_for_status()
+    assert (await sim.trade(old.out_trade_no))["status"] == "WAIT_BUYER_PAY"
+    new = await world.shown("iris")
+    assert new.out_trade_no != old.out_trade_no
+    assert (await sim.trade(old.out_trade_no))["status"] == "TRADE_CLOSED"
+    assert (await world.order_now(new)).state is OrderState.PAYING
