@@ -30,6 +30,7 @@ from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
 from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
+from raffle.adapters.qr_codes import MemoryQrCodes, RedisQrCodes
 from raffle.adapters.randomness import SecretsRandomSource, SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
@@ -53,6 +54,7 @@ from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.adapters.switch_news import DENY_NEWS, TAG_NEWS, PolledSwitchNews, RedisSwitchNews
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
+from raffle.domain.payments import NOTIFIED
 from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
@@ -61,9 +63,11 @@ from raffle.service.blocking import Blocking
 from raffle.service.cap_counts import cap_limits, room_left
 from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
+from raffle.service.delivery import Fault, no_fault
 from raffle.service.deny_board import DenyBoard
 from raffle.service.draw_batch import BatchedDraws
 from raffle.service.join_code_gate import JoinCodeGate
+from raffle.service.payments import Payments, PaymentsOff
 from raffle.service.ports import (
     Broker,
     ChanceHints,
@@ -76,6 +80,7 @@ from raffle.service.ports import (
     SignInCalendar,
     UnitOfWork,
 )
+from raffle.service.ports.payment_orders import QrCodes
 from raffle.service.ports.payments import PaymentGateway
 from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.ports.tags import ProfilePages
@@ -129,11 +134,11 @@ class Raffle:
     gateway: PaymentGateway | None = None  # Alipay (or its simulator), with an app id set
     code_rng: RandomSource = field(default_factory=SecretsRandomSource)  # join codes'
     join_codes: JoinCodeGate = field(init=False)  # who holds a join code, per process
+    feed: FeedCache = field(default_factory=FeedCache)  # winners' feeds' first pages
+    qr_codes: QrCodes | None = None  # orders' QR content: Redis, else this process's memory
 
     def __post_init__(self) -> None:
         self.join_codes = JoinCodeGate(self.uow)
-
-    feed: FeedCache = field(default_factory=FeedCache)  # winners' feeds' first pages
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -145,6 +150,12 @@ class Raffle:
         return DeliveryContext(
             self.catalogue, self.uow, self.shards, self.clock, self.hints, self.metrics
         )
+
+    def payments(self, fault: Fault = no_fault) -> Payments:
+        """What the payment use cases need; PaymentsOff without a gateway."""
+        if self.gateway is None or self.qr_codes is None:
+            raise PaymentsOff("payments are off: no payment gateway is configured")
+        return Payments(self.uow, self.shards, self.gateway, self.qr_codes, self.clock, fault)
 
     def pools(self) -> dict[str, AsyncEngine]:
         """The engines by their pool's name in metrics: db0 the configuration database, db1…
@@ -278,6 +289,7 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         probes=probes,
         metrics=PrometheusMetrics(),
         gateway=gateway,
+        qr_codes=MemoryQrCodes(clock) if redis is None else RedisQrCodes(redis),
     )
 
 
@@ -349,7 +361,9 @@ def _broker(settings: Settings) -> Broker:
     attempts, timeout = settings.delivery_attempts, settings.publish_timeout_seconds
     if settings.broker_url is None:
         return MemoryBroker(attempts=attempts, timeout=timeout)
-    return RabbitBroker(settings.broker_url, topics=[WON], attempts=attempts, timeout=timeout)
+    return RabbitBroker(
+        settings.broker_url, topics=[WON, NOTIFIED], attempts=attempts, timeout=timeout
+    )
 
 
 def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGateway | None:

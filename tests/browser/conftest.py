@@ -84,8 +84,9 @@ class Server:
 def _serve(
     folder: Path, *, demo: bool, settings: Mapping[str, str] | None = None
 ) -> Iterator[Server]:
-    """`settings`: more RAFFLE_* variables for this server."""
-    port = free_port()
+    """`settings`: more RAFFLE_* variables for this server (RAFFLE_PORT: its port, for a
+    server whose address another process must know first)."""
+    port = int((settings or {}).get("RAFFLE_PORT") or free_port())
     env = {
         **os.environ,
         "RAFFLE_DATABASE_URL": f"sqlite:///{folder / 'raffle.db'}",

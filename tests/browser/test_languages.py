@@ -15,6 +15,7 @@ import raffle
 from raffle.domain.activity import ActivityState
 from raffle.domain.draws import WinState
 from raffle.domain.fulfilment import ShipmentState
+from raffle.domain.payments import OrderState
 from raffle.domain.policies import (
     INSUFFICIENT_POINTS,
     JOIN_LIMIT_REACHED,
@@ -55,6 +56,7 @@ def test_both_catalogues_hold_every_key_the_page_uses() -> None:
     values = {
         "activity_state": {s.value for s in ActivityState},
         "prize_state": {s.value for s in WinState},
+        "order_state": {s.value for s in OrderState},  # payment orders
         "shipment": {s.value for s in ShipmentState},
         "address": {"name", "phone", "region", "line", "postcode"},
         "problem": {

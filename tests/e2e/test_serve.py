@@ -68,10 +68,11 @@ def test_demo_prints_each_page_and_an_operator_that_can_log_in(
     )
     try:
         assert demo.stdout is not None
-        lines = [demo.stdout.readline() for _ in range(4)]
+        lines = [demo.stdout.readline() for _ in range(5)]
         found = [re.match(r"\s+(\S.*?)\s{2,}(http\S+)", line) for line in lines[1:]]
         urls = {m.group(1): m.group(2) for m in found if m}
         base = f"http://127.0.0.1:{port}"
+        simulator = urls.pop("Alipay simulator")
         assert urls == {
             "player page": f"{base}/",
             "operator console": f"{base}/console",
@@ -90,6 +91,10 @@ def test_demo_prints_each_page_and_an_operator_that_can_log_in(
         token = login.json()["token"]
         me = httpx.get(f"{base}/api/auth/me", headers={"Authorization": f"Bearer {token}"})
         assert me.json()["is_admin"] is True
+        # Payments go to the simulator the demo started: its content is for sale there.
+        (course,) = httpx.get(f"{base}/api/content").json()
+        assert course["buy"] == "/api/payments/orders"
+        assert httpx.get(f"{simulator}_sim/calls").status_code == 200
         assert not list(tmp_path.iterdir()), "the demo's database lives in a temporary folder"
     finally:
         demo.terminate()

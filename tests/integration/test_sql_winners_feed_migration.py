@@ -41,7 +41,7 @@ async def test_migration_0024_adds_the_feed_setting_and_index_and_its_downgrade_
 ) -> None:
     await upgrade(database_url, shard_tables=SHARD_TABLES)
     assert await _feed_schema(database_url) == (True, [True] * SHARD_TABLES)
-    await downgrade(database_url, "0021", shard_tables=SHARD_TABLES)
+    await downgrade(database_url, "0023", shard_tables=SHARD_TABLES)
     assert await _feed_schema(database_url) == (False, [False] * SHARD_TABLES)
     await upgrade(database_url, shard_tables=SHARD_TABLES)
     assert await _feed_schema(database_url) == (True, [True] * SHARD_TABLES)

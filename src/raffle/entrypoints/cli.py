@@ -26,7 +26,9 @@ from raffle.entrypoints.cli_profiles import profile
 from raffle.entrypoints.cli_route import route_command
 from raffle.entrypoints.cli_simulate import simulate_command
 from raffle.entrypoints.cli_users import user
+from raffle.entrypoints.demo_payments import start_simulator
 from raffle.service.campaigns import load_campaign
+from raffle.settings import Settings
 
 
 @click.group()
@@ -103,6 +105,9 @@ def demo() -> None:
     operator account, and print the address of each page (RAFFLE_HOST:RAFFLE_PORT)."""
     with tempfile.TemporaryDirectory(prefix="raffle-demo-") as folder:
         chosen = serving.demo_settings(Path(folder))
+        base = f"http://{chosen.host}:{chosen.port}"
+        simulator, sim_url = start_simulator(Path(folder), base)
+        chosen = Settings()  # now with the simulator as its payment gateway
         password = ""
 
         async def prepare() -> None:
@@ -110,14 +115,18 @@ def demo() -> None:
             password = await serving.prepare_demo(chosen)
 
         run(prepare)
-        base = f"http://{chosen.host}:{chosen.port}"
         operator = f"log in as {serving.DEMO_OPERATOR} / {password}"
         click.echo(f"raffle demo: the campaign {serving.DEMO.name}, activity 100301 running")
         click.echo(f"  player page       {base}/")
         click.echo(f"  operator console  {base}/console  ({operator})")
         click.echo(f"  API               {base}/docs")
+        click.echo(f"  Alipay simulator  {sim_url}/  (pay the demo's QR codes there)")
         sys.stdout.flush()
-        serving.serve(chosen)
+        try:
+            serving.serve(chosen)
+        finally:
+            simulator.terminate()
+            simulator.wait(10)
 
 
 @main.command("worker")

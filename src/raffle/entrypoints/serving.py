@@ -12,6 +12,7 @@ from raffle.adapters import metrics
 from raffle.adapters.campaign_file import read_campaign
 from raffle.bootstrap import bootstrap
 from raffle.entrypoints import logs
+from raffle.entrypoints.demo_payments import put_on_sale
 from raffle.service.auth import create_user
 from raffle.service.campaigns import load_campaign
 from raffle.settings import Settings
@@ -63,6 +64,8 @@ async def prepare_demo(settings: Settings) -> str:
     raffle = bootstrap(settings)
     try:
         await create_user(DEMO_OPERATOR, password, True, raffle.uow(), raffle.hasher)
+        if raffle.gateway is not None:
+            await put_on_sale(raffle.uow, raffle.clock)
     finally:
         await raffle.close()
     return password

@@ -20,6 +20,7 @@ from raffle.bootstrap import Raffle
 from raffle.domain.delivery import WON
 from raffle.domain.draws import OutboxMessage
 from raffle.entrypoints.batching import Batcher
+from raffle.entrypoints.payment_worker import payment_loops
 from raffle.service.activities import advance
 from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
 from raffle.service.ports import dead_letters
@@ -57,6 +58,9 @@ async def run(raffle: Raffle, parts: Parts = Parts(), *, fault: Fault = no_fault
         loops.append(lambda: raffle.broker.consume(dead_letters(WON), _giving_up(raffle)))
     if parts.jobs:
         loops.append(lambda: _tick(raffle, compensating=parts.relay, fault=fault))
+    loops += payment_loops(
+        raffle, consumers=parts.consumers, jobs=parts.jobs, fault=fault, job=_job
+    )
     async with asyncio.TaskGroup() as group:
         for loop in loops:
             group.create_task(_forever(loop))

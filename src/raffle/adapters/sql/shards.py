@@ -12,6 +12,7 @@ from raffle.adapters.sql.repositories.delivery import SqlDeliveryRepository
 from raffle.adapters.sql.repositories.orders import SqlOrderRepository
 from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
 from raffle.adapters.sql.repositories.participation import SqlCounterRepository
+from raffle.adapters.sql.repositories.payments import SqlPaymentOrderRepository
 from raffle.adapters.sql.repositories.points import SqlPointsRepository, SqlRebateOrderRepository
 from raffle.adapters.sql.repositories.prize_claims import SqlPrizeClaimRepository
 from raffle.adapters.sql.repositories.prizes import (
@@ -25,6 +26,7 @@ from raffle.adapters.sql.repositories.top_ups import SqlTopUpRepository
 from raffle.adapters.sql.repositories.wins import SqlWinRepository
 from raffle.adapters.sql.tables.delivery import delivery_table
 from raffle.adapters.sql.tables.participation import participation_table
+from raffle.adapters.sql.tables.payments import payment_tables
 from raffle.adapters.sql.tables.points import points_tables
 from raffle.adapters.sql.tables.prize_claims import prize_claim_table
 from raffle.adapters.sql.tables.prizes import prize_tables
@@ -48,6 +50,7 @@ from raffle.service.ports import (
     WinRepository,
 )
 from raffle.service.ports.participation import CounterRepository
+from raffle.service.ports.payment_orders import PaymentOrderRepository
 
 
 def route(user_id: str, databases: int, tables: int) -> tuple[int, int]:
@@ -81,6 +84,7 @@ class SqlShardUnitOfWork(TransactionScope):
     deliveries: DeliveryRepository
     counters: CounterRepository
     prize_claims: PrizeClaimRepository
+    payments: PaymentOrderRepository
 
     def __init__(
         self, engine: AsyncEngine, tables: ShardTables, *, index: int = 0, config: AsyncEngine
@@ -117,6 +121,7 @@ class SqlShardUnitOfWork(TransactionScope):
         )
         deliveries = delivery_table(self.index)
         self.deliveries = SqlDeliveryRepository(connection, deliveries, tables.award_record)
+        self.payments = SqlPaymentOrderRepository(connection, payment_tables(self.index))
 
 
 class SqlShards:

@@ -26,6 +26,7 @@ from raffle.entrypoints.http.routes import (
     health,
     join_codes,
     pages,
+    payments,
     player,
     policies,
     prize_pool,
@@ -80,7 +81,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, prize_pool, content, deny, join_codes, winners,
+        delivery, profiles, prize_pool, content, deny, join_codes, winners, payments,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

@@ -14,6 +14,7 @@ from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.examples import examples_of
 from raffle.service.content import Held
 
+BUY = "/api/payments/orders"
 ContentId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[\w.-]+$")]
 
 
@@ -97,15 +98,17 @@ class ContentCardOut(BaseModel):
     cover: str | None
     price_cents: int
     buy: str | None = Field(
-        description="Where to buy it (POST); null while payment orders are not offered."
+        description='Where to buy it: POST `{"content_id": id}` there for a payment order; '
+        "null when payments are off, or the content is not on sale."
     )
 
     @classmethod
-    def of(cls, c: Content) -> ContentCardOut:
+    def of(cls, c: Content, *, selling: bool = False) -> ContentCardOut:
+        """`selling`: payment orders are offered (a payment gateway is configured)."""
         t = c.text
         return cls(
             id=c.id, title=t.title, summary=t.summary, cover=t.cover, price_cents=t.price_cents,
-            buy=None,
+            buy=BUY if selling and c.visible and t.price_cents > 0 else None,
         )  # fmt: skip
 
 
@@ -118,8 +121,8 @@ class ContentPageOut(ContentCardOut):
     held: bool = Field(description="I hold it: its body is mine to read (…/body).")
 
     @classmethod
-    def opened(cls, c: Content, held: bool) -> ContentPageOut:
-        card = ContentCardOut.of(c).model_dump()
+    def opened(cls, c: Content, held: bool, *, selling: bool = False) -> ContentPageOut:
+        card = ContentCardOut.of(c, selling=selling and not held).model_dump()
         return cls(**card, preview_html=render(c.text.preview), held=held)
 
 

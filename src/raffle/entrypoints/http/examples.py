@@ -455,3 +455,42 @@ MARKDOWN_OUT: Example = {
     "更多</a></p>\n"
 }
 MY_CONTENT: Example = {**GRANT, "title": CONTENT_TEXT_IN["title"], "cover": None}
+
+PAYMENT_ORDER_IN: Example = {"content_id": "course-1"}
+PAYMENT_ORDER: Example = {
+    "out_trade_no": "0193f2a4c5d6a1b2c3d4e5f6_3",
+    "content_id": "course-1",
+    "amount_cents": 990,
+    "subject": "Knowledge 101",
+    "state": "paying",
+    "created_at": WHEN,
+    "updated_at": WHEN,
+    "expires_at": "2026-11-25T09:30:00Z",
+    "trade_no": None,
+}
+PAYMENT: Example = {
+    "trade_no": "2026112522001400001234567890",
+    "out_trade_no": "0193f2a4c5d6a1b2c3d4e5f6_3",
+    "user_id": "alice",
+    "amount_cents": 990,
+    "state": "refund_failed",
+    "attempts": 5,
+    "last_error": "gateway_unavailable: the gateway did not answer",
+    "out_request_no": "R2026112522001400001234567890",
+    "notified_at": WHEN,
+    "updated_at": WHEN,
+}
+RECONCILIATION: Example = {
+    "checked": 2,
+    "clean": False,
+    "mismatches": [
+        {
+            "out_trade_no": "0193f2a4c5d6a1b2c3d4e5f6_3",
+            "kind": "paid_there_not_here",
+            "local_state": "closed",
+            "local_cents": 990,
+            "gateway_status": "TRADE_SUCCESS",
+            "gateway_cents": 990,
+        }
+    ],
+}

@@ -42,6 +42,14 @@ from raffle.domain.join_codes import (
     JoinCodeRequired,
     JoinCodeUsed,
 )
+from raffle.domain.payments import (
+    ContentHeld,
+    NotForSale,
+    OrderNotOpen,
+    RefundNotFailed,
+    UnknownOrder,
+    UnknownPayment,
+)
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
 from raffle.domain.prize_claims import ClaimConditionUnmet, PrizeExpired, PrizeNotYetValid
@@ -73,6 +81,7 @@ from raffle.domain.winners_feed import FeedHidden, InvalidCursor
 from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrategy
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
+from raffle.service.payments import PaymentsOff
 from raffle.service.ports.payments import GatewayRefused
 from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
@@ -160,6 +169,13 @@ STATUS: dict[type[RaffleError], int] = {
     ClaimConditionUnmet: 403,
     FeedHidden: 404,
     InvalidCursor: 422,
+    UnknownOrder: 404,
+    UnknownPayment: 404,
+    OrderNotOpen: 409,
+    ContentHeld: 409,
+    NotForSale: 409,
+    RefundNotFailed: 409,
+    PaymentsOff: 404,
 }
 
 
@@ -192,7 +208,8 @@ class Problem(BaseModel):
     detail: str = Field(description="What went wrong this time, for a person to read.")
     code: str = Field(description="Stable and machine-readable: branch on it, not on `detail`.")
     current_state: str | None = Field(
-        None, description="A workflow step, shipment or content state refused: its state."
+        None,
+        description="A workflow step, shipment, content or payment order state refused: its state.",
     )
     retry_after: int | None = Field(None, description="Seconds to wait (as `Retry-After`).")
     errors: list[ProblemDetail] | None = Field(None, description="Each problem of the input.")
@@ -211,7 +228,7 @@ class Problem(BaseModel):
 # What an error's answer carries besides its code and message, by the kind of error.
 DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
     (
-        IllegalTransition | IllegalShipment | IllegalContentState,
+        IllegalTransition | IllegalShipment | IllegalContentState | OrderNotOpen,
         lambda e: {"current_state": e.current.value},
     ),
     (RateLimited | Unavailable, lambda e: {"retry_after": e.retry_after}),

@@ -17,6 +17,7 @@ from raffle.service.ports.base import Transaction
 from raffle.service.ports.config import CouponCodes
 from raffle.service.ports.draws import DrawStore
 from raffle.service.ports.participation import CounterRepository
+from raffle.service.ports.payment_orders import PaymentOrderRepository
 
 Credit = tuple[str, int, QuotaPack, str, str]  # user_id, activity_id, pack, day, month
 
@@ -324,6 +325,7 @@ class ShardUnitOfWork(Transaction, Protocol):
     deliveries: DeliveryRepository
     counters: CounterRepository  # participation's joins and wins
     prize_claims: PrizeClaimRepository
+    payments: PaymentOrderRepository  # payment orders, their history and payments
 
 
 class Shards(Protocol):

@@ -43,7 +43,7 @@ async def on_sale(
 ) -> list[ContentCardOut]:
     """Content on sale, by id, a page at a time (`after`: the last id of the page before)."""
     found = await use.listed(raffle.uow, states=ON_SALE, after=after, limit=limit)
-    return [ContentCardOut.of(c) for c in found]
+    return [ContentCardOut.of(c, selling=raffle.gateway is not None) for c in found]
 
 
 @router.get("/api/content/{content_id}", tags=["player"], responses=documented(401, 404, 422))
@@ -54,7 +54,7 @@ async def one(
     found = await use.open_content(
         session.user_id, content_id, uow=raffle.uow, shards=raffle.shards
     )
-    return ContentPageOut.opened(found.content, found.held)
+    return ContentPageOut.opened(found.content, found.held, selling=raffle.gateway is not None)
 
 
 @router.get(

@@ -1,7 +1,8 @@
 // The operator console (admin role): log in, edit the campaign, move activities through
 // review, set who may join each (participation policies), watch one live, switch draws,
 // rules and limits at runtime, search, edit, lock and import players' profiles, edit
-// decision trees, write paid content, make join codes, import and export campaign files.
+// decision trees, write paid content, make join codes, follow payment orders and refunds,
+// import and export campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
 import { CodesView } from "/web/console-codes.js";
@@ -9,6 +10,7 @@ import { ContentView } from "/web/console-content.js";
 import { Editor } from "/web/console-editor.js";
 import { FilePanel } from "/web/console-file.js";
 import { LiveView } from "/web/console-live.js";
+import { PaymentsView } from "/web/console-payments.js";
 import { PoliciesView } from "/web/console-policies.js";
 import { ProfilesView } from "/web/console-profiles.js";
 import { SwitchesView } from "/web/console-switches.js";
@@ -92,8 +94,9 @@ async function showConsole(me) {
   const content = new ContentView();
   const deny = new DenyView();
   const codes = new CodesView();
-  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, deny: deny.node, codes: codes.node, file: files.node };
-  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", deny: "Deny lists", codes: "Codes", file: "Import / export" };
+  const payments = new PaymentsView();
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, payments: payments.node, deny: deny.node, codes: codes.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", payments: "Payments", deny: "Deny lists", codes: "Codes", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -110,6 +113,7 @@ async function showConsole(me) {
     if (key === "content") content.refresh();
     if (key === "deny") deny.refresh();
     if (key === "codes") codes.refresh();
+    if (key === "payments") payments.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();

@@ -3,8 +3,8 @@
 // when I hold it, else its free preview and its price.
 //
 // The Buy button is the payment orders' hook: shown only when the API gives the content a
-// `buy` link and the page a buyer (`new ContentShelf(onError, onBuy)`); until payment orders
-// exist the API gives none.
+// `buy` link (a payment gateway is configured) and the page a buyer
+// (`new ContentShelf(onError, onBuy)`, web/payments.js's checkout).
 //
 // Stable hooks for tests: [data-testid=content-card] items (data-content = the id) with an
 // "Open" button; [data-testid=my-content] items likewise; [data-testid=content-view]

@@ -15,6 +15,7 @@ import { Problem, api, fail, h, notify, session } from "/web/api.js";
 import { Board, boardItems, tiers } from "/web/board.js";
 import { ContentShelf } from "/web/content.js";
 import * as engage from "/web/engage.js";
+import { Checkout } from "/web/payments.js";
 import { choose as chooseLanguage, language, list, offered, ownName, t } from "/web/i18n.js";
 import { MyPrizes } from "/web/my-prizes.js";
 import * as prizes from "/web/prizes.js";
@@ -27,7 +28,11 @@ const board = new Board(onDraw);
 const state = { user: null, activities: [], activity: null, odds: null, mine: null, points: null };
 const slots = {}; // the panels' bodies, by name
 const myPrizes = new MyPrizes(onSaveAddress, handle, onClaim);
-const shelf = new ContentShelf(handle); // no buyer yet: payment orders will pass one
+const shelf = new ContentShelf(handle, (page) => checkout.buy(page, slots.content).catch(handle));
+const checkout = new Checkout(handle, async (id) => {
+  await shelf.open(id);
+  await checkout.orders(slots.orders).catch(handle);
+}, () => shelf.list().catch(handle));
 const feed = new WinnersFeed(handle);
 let loads = 0;
 let drawing = false;
@@ -47,6 +52,7 @@ function showLogin(message = "") {
   myPrizes.stop();
   shelf.stop();
   feed.stop();
+  checkout.stop();
   who.replaceChildren();
   notify(message, "error");
   const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
@@ -115,8 +121,9 @@ async function showPlayer(user) {
       h("div", { id: "tiers" })),
     panel("chances", t("page.chances")), panel("points", t("page.points")),
     panel("odds", t("page.odds")), panel("prizes", t("page.prizes"), true),
-    panel("content", t("page.content"), true));
+    panel("content", t("page.content"), true), panel("orders", t("pay.orders"), true));
   shelf.start(slots.content).catch(handle);
+  checkout.orders(slots.orders).catch(handle);
   state.activities = await api("/api/activities");
   chooser.replaceChildren(...state.activities.map((a) =>
     h("option", { value: a.id }, t("page.activity_option", { name: a.name, state: t(`activity_state.${a.state}`) }))));

@@ -15,7 +15,7 @@ from alembic import context, op
 from raffle.adapters.sql.tables.config import feed_column
 
 revision: str = "0024"
-down_revision: str | Sequence[str] | None = "0021"
+down_revision: str | Sequence[str] | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
