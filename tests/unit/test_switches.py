@@ -25,7 +25,7 @@ from raffle.domain.switches import (
 )
 from raffle.service.activities import published_odds
 from raffle.service.campaigns import UnknownStrategy
-from raffle.service.refusals import paused
+from raffle.service.draw_checks import paused
 from raffle.service.switchboard import SwitchBoard
 from raffle.service.switches import audit, set_switch, switches
 from tests.unit.fakes import FakePrizeStock

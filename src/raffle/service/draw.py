@@ -7,7 +7,7 @@ from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
-from raffle.service.join_code_gate import JoinCodeGate
+from raffle.service.draw_checks import DrawChecks
 from raffle.service.participation import enter
 from raffle.service.ports import (
     UNMEASURED,
@@ -39,7 +39,8 @@ async def draw(
     profiles: Profiles | None = None,
     audience: Audience | None = None,
     caps: PrizeStock | None = None,
-    join_codes: JoinCodeGate | None = None,
+    checks: DrawChecks | None = None,
+    ip: str | None = None,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -58,14 +59,20 @@ async def draw(
     (NotAdmitted) and keeps the chance.
 
     `caps` counts the activity-wide caps (service/caps.py) of the activities that have them.
-    `join_codes` refuses users without a join code where the activity requires one.
+
+    The checks before the transaction, in this order and only here: `checks.player` (deny
+    lists, an operator's pause, the rate limit; `ip` is the client's address), the activity
+    open, `checks.activity` (the join code), the fast-refusal look, the participation
+    policies. Without `checks` (the tests of the draw itself) only the last three run.
     """
     now = clock.now()
+    if checks is not None:
+        await checks.player(cmd.user_id, cmd.activity_id, ip)
     activity = await catalogue.activity(cmd.activity_id)
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
-    if join_codes is not None:
-        await join_codes.admit(activity, cmd.user_id)
+    if checks is not None:
+        await checks.activity(activity, cmd.user_id)
     engine = await catalogue.engine(activity)
     welcome = await catalogue.welcome(activity)
     try:

@@ -13,15 +13,7 @@ from datetime import datetime
 
 from raffle.domain.activity import Activity
 from raffle.domain.quota import NoChances, QuotaPack
-from raffle.domain.switches import DrawsPaused, Switches
 from raffle.service.ports import ChanceHints, Clock, Holder
-
-
-def paused(switches: Switches, activity_id: int) -> None:
-    """Raises DrawsPaused while an operator has the activity's draws switched off: from the
-    process's snapshot of the switches, before anything else is looked at."""
-    if activity_id in switches.paused:
-        raise DrawsPaused(f"draws of activity {activity_id} are paused by an operator")
 
 
 def scope(activity: Activity, welcome: QuotaPack | None, now: datetime) -> str:

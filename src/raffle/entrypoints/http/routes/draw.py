@@ -1,12 +1,12 @@
-"""The draw, the hot route: a plain Starlette route, and its path item in the OpenAPI document.
+"""The draw, the hot route: a plain Starlette route, and its path item in the OpenAPI document."""
 
-FastAPI's work per request (solving the dependencies, validating the parameters and the
-answer) is a good part of a draw's CPU, and the draw is the route under load; this one
-makes the same checks, with the functions the FastAPI dependencies call, in the same
-order: the session, the path, the Idempotency-Key; then the deny lists. Errors go through the
-application's error table as any route's; a refusal of a signed-in player is counted for the
-automatic blocking rules here.
-"""
+# FastAPI's work per request (solving the dependencies, validating the parameters and the
+# answer) is a good part of a draw's CPU, and the draw is the route under load; this one
+# makes the same checks, with the functions the FastAPI dependencies call, in the same
+# order: the session, the path, the Idempotency-Key. The draw's own checks (deny lists,
+# pause, rate limit, join code) are draw()'s. Errors go through the application's error
+# table as any route's; a refusal of a signed-in player is counted for the automatic
+# blocking rules here.
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from starlette.routing import Route
 from raffle.bootstrap import Raffle
 from raffle.domain.blocking import BlockEvent
 from raffle.domain.errors import RaffleError, Unavailable
-from raffle.domain.users import InvalidInput, RateLimited
+from raffle.domain.users import InvalidInput
 from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.deps import (
     IDEMPOTENCY_KEY,
@@ -34,10 +34,8 @@ from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.openapi import Document, schema_ref, security
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
-from raffle.service.deny_lists import screen
 from raffle.service.draw import Draw, draw
 from raffle.service.idempotency import MAX_KEY
-from raffle.service.refusals import paused
 
 PATH = "/api/activities/{activity_id}/draws"
 
@@ -75,12 +73,6 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
 async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Response:
     activity_id = _activity_id(request.path_params["activity_id"])
     key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
-    await screen(raffle.deny, user_id=user_id, ip=ip, profiles=raffle.profiles)
-    switches = raffle.switches.current
-    paused(switches, activity_id)
-    limit = switches.limits["draws_per_second"]
-    if wait := await raffle.limiter.hit(f"draw:{user_id}", limit, 1):
-        raise RateLimited(f"at most {limit} draws per second", wait)
     result = await draw(
         Draw(user_id, activity_id, key),
         catalogue=raffle.catalogue,
@@ -93,7 +85,8 @@ async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Res
         profiles=raffle.profiles,
         audience=raffle.tags,
         caps=raffle.caps,
-        join_codes=raffle.join_codes,
+        checks=raffle.draw_checks,
+        ip=ip,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])
