@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Insert, Row, func, select, update
-from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy import Row, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from raffle.adapters.sql.connection import SqlConnection
+from raffle.adapters.sql.repositories.upsert import insert_ignore_many
 from raffle.adapters.sql.tables.join_codes import join_code
 from raffle.domain.join_codes import JoinCode, JoinCodeCounts
 from raffle.service.ports.join_codes import Redemption
@@ -24,7 +24,7 @@ class SqlJoinCodeRepository:
 
     async def add(self, codes: Sequence[JoinCode]) -> int:
         added = 0
-        statement = _insert_ignore_many(self._connection.dialect.name)
+        statement = insert_ignore_many(self._connection.dialect, join_code)
         for start in range(0, len(codes), BATCH):
             rows = [_row(code) for code in codes[start : start + BATCH]]
             # One statement of many rows: its row count is the rows inserted on every
@@ -83,17 +83,6 @@ class SqlJoinCodeRepository:
         if source is not None:
             query = query.where(c.source == source)
         return [_code(row) for row in await self._connection.execute(query)]
-
-
-def _insert_ignore_many(dialect: str) -> Insert:
-    """An INSERT that skips the rows whose (activity, code) exists."""
-    if dialect in ("mysql", "mariadb"):
-        return mysql.insert(join_code).prefix_with("IGNORE")
-    if dialect == "postgresql":
-        return postgresql.insert(join_code).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        return sqlite.insert(join_code).on_conflict_do_nothing()
-    raise NotImplementedError(f"no insert-or-ignore for the {dialect} dialect")
 
 
 def _row(code: JoinCode) -> dict[str, Any]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import Insert, Table, exists, select
-from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy import Table, exists, select
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.repositories.upsert import insert_ignore
+from raffle.adapters.sql.repositories.upsert import insert_ignore, insert_ignore_many
 from raffle.domain.prize_claims import ClaimState
 
 CHUNK = 500  # orders marked expired per statement
@@ -67,15 +66,5 @@ class SqlPrizeClaimRepository:
             for o, u in found
         ]
         # Each row skipped if a claim (or another run of the job) wrote it since the read.
-        statement = _ignoring(self._connection.dialect.name, t).values(rows)
+        statement = insert_ignore_many(self._connection.dialect, t).values(rows)
         return int((await self._connection.execute(statement)).rowcount)
-
-
-def _ignoring(dialect: str, table: Table) -> Insert:
-    if dialect in ("mysql", "mariadb"):
-        return mysql.insert(table).prefix_with("IGNORE")
-    if dialect == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        return sqlite.insert(table).on_conflict_do_nothing()
-    raise NotImplementedError(f"no insert-or-ignore for the {dialect} dialect")

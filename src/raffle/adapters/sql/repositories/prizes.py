@@ -6,13 +6,16 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Insert, Table, func, select, update
-from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.connection import SqlConnection
-from raffle.adapters.sql.repositories.upsert import insert_ignore, insert_ignore_any
+from raffle.adapters.sql.repositories.upsert import (
+    insert_ignore,
+    insert_ignore_any,
+    insert_ignore_many,
+)
 from raffle.adapters.sql.tables.prizes import PrizeTables, code_pool
 from raffle.adapters.sql.transaction import transaction
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
@@ -62,7 +65,7 @@ class SqlCodePoolRepository:
 
     async def add(self, pool: str, codes: Sequence[str]) -> int:
         before = await self._count(pool)
-        statement = _insert_ignore_many(self._connection.dialect.name, code_pool)
+        statement = insert_ignore_many(self._connection.dialect, code_pool)
         for start in range(0, len(codes), BATCH):
             rows = [{"pool": pool, "code": code} for code in codes[start : start + BATCH]]
             await self._connection.execute(statement, rows)
@@ -212,17 +215,6 @@ class SqlShipmentRepository:
         t = self._table
         rows = await self._connection.execute(select(t).where(t.c.order_id.in_(list(order_ids))))
         return {row.order_id: _shipment(row._mapping) for row in rows}
-
-
-def _insert_ignore_many(dialect: str, table: Table) -> Insert:
-    """An INSERT for many rows at once that skips the ones whose key exists."""
-    if dialect in ("mysql", "mariadb"):
-        return mysql.insert(table).prefix_with("IGNORE")
-    if dialect == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing()
-    if dialect == "sqlite":
-        return sqlite.insert(table).on_conflict_do_nothing()
-    raise NotImplementedError(f"no insert-or-ignore for the {dialect} dialect")
 
 
 def _address_row(address: Address | None) -> dict[str, str | None]:

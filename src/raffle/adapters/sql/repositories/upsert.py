@@ -88,6 +88,18 @@ def insert_ignore_any(dialect: Dialect, table: Table, row: Mapping[str, Any]) ->
     raise NotImplementedError(f"no insert-or-ignore for the {dialect.name} dialect")
 
 
+def insert_ignore_many(dialect: Dialect, table: Table) -> Insert:
+    """An INSERT for many rows at once (`.values(rows)` or executemany) that skips each row
+    repeating any unique key; no length check, as the callers' values are bounded before."""
+    if dialect.name in ("mysql", "mariadb"):
+        return mysql.insert(table).prefix_with("IGNORE")
+    if dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    if dialect.name == "sqlite":
+        return sqlite.insert(table).on_conflict_do_nothing()
+    raise NotImplementedError(f"no insert-or-ignore for the {dialect.name} dialect")
+
+
 def insert_missing(dialect: Dialect, table: Table, row: Mapping[str, Any]) -> Insert:
     """The row inserted unless its primary key exists; the row count does not tell which.
 
