@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from raffle.domain.activity import FROZEN
 from raffle.domain.campaign import Campaign, tree_problem
@@ -124,10 +125,9 @@ async def _store_images(campaign: Campaign, uow: UnitOfWork, clock: Clock | None
         raise InvalidCampaign(missing)
     if not campaign.images:
         return
-    if clock is None:
-        raise ValueError("storing prize images needs a clock")
+    now = _now(clock, "prize images")
     for image in campaign.images:
-        await uow.prize_images.add(image, clock.now())
+        await uow.prize_images.add(image, now)
 
 
 async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:
@@ -150,9 +150,7 @@ async def _save_content(campaign: Campaign, uow: UnitOfWork, clock: Clock | None
     keeps its state (on sale, then, the file's price must not be 0)."""
     if not campaign.content:
         return
-    if clock is None:
-        raise ValueError("loading content needs a clock")
-    now = clock.now()
+    now = _now(clock, "content")
     stored = await uow.content.many([c.id for c in campaign.content])
     for i, c in enumerate(campaign.content):
         if (was := stored.get(c.id)) is None:
@@ -175,9 +173,7 @@ async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) 
     them), then save each tree that changed."""
     if not campaign.trees:
         return
-    if clock is None:
-        raise ValueError("loading decision trees needs a clock")
-    now = clock.now()
+    now = _now(clock, "decision trees")
     activities = {a.id: a for a in await uow.activities.all()}
     wrong = [
         tree_problem(p, "trees", i)
@@ -193,6 +189,13 @@ async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) 
         version = await next_version(uow, tree.name)
         if not await uow.route_trees.add(tree.name, version, tree, CAMPAIGN, now):
             raise conflict(tree.name)
+
+
+def _now(clock: Clock | None, what: str) -> datetime:
+    """The load's time, for the parts stored with one; only those need a clock."""
+    if clock is None:
+        raise ValueError(f"loading {what} needs a clock")
+    return clock.now()
 
 
 async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
