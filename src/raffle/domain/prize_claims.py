@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.policies import local_day
 from raffle.domain.profiles import Profile
 
 MAX_DAYS = 3650  # ten years: a validity longer than that is a typing mistake
@@ -61,7 +62,7 @@ class Validity:
             assert self.last is not None
             return Window(_midnight(self.first, zone), _midnight(self.last, zone, 1))
         assert self.days is not None
-        day = won_at.astimezone(ZoneInfo(zone)).date()
+        day = local_day(zone, won_at)
         opens = _midnight(day, zone, self.later) if self.later else None
         return Window(opens, _midnight(day, zone, self.later + self.days))
 
@@ -73,7 +74,7 @@ class Validity:
             closes = self.window(now, activity_end, zone).closes
             return now if closes is not None and now >= closes else None
         assert self.days is not None
-        today = now.astimezone(ZoneInfo(zone)).date()
+        today = local_day(zone, now)
         return _midnight(today, zone, 1 - self.later - self.days)
 
 
