@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from datetime import date
 
 from raffle.domain.profiles import Profile, facts
 from raffle.domain.tags import MalformedCondition, Tag, TagKind, evaluation_order
+from raffle.service.news import follow
 from raffle.service.ports import SwitchNews
 from raffle.service.ports.tags import Predicate, TagLanguage, TagStore
 
 log = logging.getLogger(__name__)
 
-RETRY_SECONDS = 1.0  # after a failed look at the store
 HELD_AT_MOST = 100_000  # answers kept; all are forgotten when there are more
 
 
@@ -117,12 +116,4 @@ class TagBoard:
 
     async def watch(self) -> None:
         """Refresh on every piece of news, until cancelled."""
-        while True:
-            try:
-                async for _ in self.news.changes():
-                    await self.refresh()
-            except Exception:  # the news or the store down: the tags stay as they are
-                log.warning("tags: no news, looking again in a second", exc_info=True)
-                await asyncio.sleep(RETRY_SECONDS)
-                with contextlib.suppress(Exception):
-                    await self.refresh()
+        await follow(self.news, self.refresh, "tags")

@@ -10,12 +10,12 @@ from collections.abc import Callable, Sequence
 
 from raffle.domain.blocking import BlockRule
 from raffle.domain.deny import DenyEntry, DenyList
+from raffle.service.news import follow
 from raffle.service.ports import Clock, SwitchNews
 from raffle.service.ports.deny import DenyStore
 
 log = logging.getLogger(__name__)
 
-RETRY_SECONDS = 1.0  # after a failed look at the store
 # Read everything again this often even when no change was heard: a safety net for news
 # lost while the version stayed the same, and what drops expired entries from memory.
 RELOAD_SECONDS = 300.0
@@ -84,12 +84,4 @@ class DenyBoard:
 
     async def watch(self) -> None:
         """Refresh on every piece of news, until cancelled."""
-        while True:
-            try:
-                async for _ in self.news.changes():
-                    await self.refresh()
-            except Exception:  # the news or the store down: the list stays as it is
-                log.warning("deny lists: no news, looking again in a second", exc_info=True)
-                await asyncio.sleep(RETRY_SECONDS)
-                with contextlib.suppress(Exception):
-                    await self.refresh()
+        await follow(self.news, self.refresh, "deny lists")

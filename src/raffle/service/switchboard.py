@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Mapping
 
 from raffle.domain.switches import Switches
+from raffle.service.news import follow
 from raffle.service.ports import SwitchNews, SwitchStore
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[Switches, Switches], None]  # (before, after): applies a change here
-RETRY_SECONDS = 1.0  # after a failed look at the store
 
 
 class SwitchBoard:
@@ -46,16 +45,7 @@ class SwitchBoard:
 
     async def watch(self) -> None:
         """Refresh on every piece of news, until cancelled."""
-        while True:
-            try:
-                async for _ in self.news.changes():
-                    await self.refresh()
-            except Exception:  # the news or the store down: the snapshot stays meanwhile
-                log.warning("switches: no news, looking again in a second", exc_info=True)
-                await asyncio.sleep(RETRY_SECONDS)
-                # Without news (Redis down), look at the store itself: a poll every second.
-                with contextlib.suppress(Exception):
-                    await self.refresh()
+        await follow(self.news, self.refresh, "switches")
 
     def _apply(self, switches: Switches) -> None:
         before, self.current = self.current, switches
