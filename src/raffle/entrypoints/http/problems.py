@@ -235,6 +235,11 @@ class Problem(BaseModel):
     )
 
 
+def _at(where: str, error: RaffleError) -> dict[str, Any]:
+    """The error's message as the one problem of the input, at `where`."""
+    return {"errors": [{"at": where, "message": error.message}]}
+
+
 # What an error's answer carries besides its code and message, by the kind of error.
 DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
     (
@@ -242,11 +247,8 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
         lambda e: {"current_state": e.current.value},
     ),
     (RateLimited | Unavailable, lambda e: {"retry_after": e.retry_after}),
-    (InvalidImageUrl, lambda e: {"errors": [{"at": "body.image", "message": e.message}]}),
-    (
-        InvalidImage | ImageTooLarge,
-        lambda e: {"errors": [{"at": "body.file", "message": e.message}]},
-    ),
+    (InvalidImageUrl, lambda e: _at("body.image", e)),
+    (InvalidImage | ImageTooLarge, lambda e: _at("body.file", e)),
     (
         InvalidCampaignFile,
         lambda e: {
@@ -266,10 +268,7 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
         InvalidAddress | InvalidContent,
         lambda e: {"errors": [{"at": f, "message": m} for f, m in e.problems]},
     ),
-    (
-        InvalidProfile,
-        lambda e: {"errors": [{"at": f"body.{e.field}", "message": e.message}]} if e.field else {},
-    ),
+    (InvalidProfile, lambda e: _at(f"body.{e.field}", e) if e.field else {}),
     (
         InvalidProfileFile,
         lambda e: (
