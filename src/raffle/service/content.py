@@ -52,28 +52,32 @@ async def edit(
     content_id: str, text: ContentText, *, uow: Callable[[], UnitOfWork], clock: Clock
 ) -> Content:
     """New text for the content, whatever its state; on sale, it keeps a price."""
-    async with uow() as writer:
-        stored = await _stored(writer, content_id)
-        edited = stored.edited(text, clock.now())
-        # Guarded by the state read: a change of state meanwhile (to on sale) is not
-        # undone, nor is a price of 0 written over content that went on sale.
-        if not await writer.content.replace(edited, stored.state):
-            raise await _moved_meanwhile(writer, content_id)
-        await writer.commit()
-    return edited
+    now = clock.now()
+    return await _changed(content_id, lambda stored: stored.edited(text, now), uow)
 
 
 async def move(
     content_id: str, to: ContentState, *, uow: Callable[[], UnitOfWork], clock: Clock
 ) -> Content:
     """Put the content on sale or take it off (draft -> on_sale <-> off_sale)."""
+    now = clock.now()
+    return await _changed(content_id, lambda stored: stored.moved(to, now), uow)
+
+
+async def _changed(
+    content_id: str, change: Callable[[Content], Content], uow: Callable[[], UnitOfWork]
+) -> Content:
+    """The stored content changed by `change`, written back.
+
+    Guarded by the state read: a change of state meanwhile (to on sale) is not undone, nor
+    is a price of 0 written over content that went on sale."""
     async with uow() as writer:
         stored = await _stored(writer, content_id)
-        moved = stored.moved(to, clock.now())
-        if not await writer.content.replace(moved, stored.state):
+        changed = change(stored)
+        if not await writer.content.replace(changed, stored.state):
             raise await _moved_meanwhile(writer, content_id)
         await writer.commit()
-    return moved
+    return changed
 
 
 async def listed(
