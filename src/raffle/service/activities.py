@@ -23,12 +23,18 @@ from raffle.service.catalogue import Catalogue
 from raffle.service.ports import PrizeStock, UnitOfWork
 
 
+async def stored(activity_id: int, uow: UnitOfWork) -> Activity:
+    """The activity as stored, read in `uow`'s transaction; UnknownActivity if there is none."""
+    activity = await uow.activities.get(activity_id)
+    if activity is None:
+        raise UnknownActivity(f"activity {activity_id} does not exist")
+    return activity
+
+
 async def change_state(activity_id: int, action: str, uow: UnitOfWork) -> Activity:
     """Apply a workflow action as compare-and-set: a concurrent change makes it fail cleanly."""
     async with uow:
-        activity = await uow.activities.get(activity_id)
-        if activity is None:
-            raise UnknownActivity(f"activity {activity_id} does not exist")
+        activity = await stored(activity_id, uow)
         target = next_state(action, activity.state)
         if not await uow.activities.compare_and_set(activity_id, activity.state, target):
             current = await uow.activities.get(activity_id)

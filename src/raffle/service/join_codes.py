@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from raffle.domain.draws import UnknownActivity
 from raffle.domain.join_codes import (
     MAX_PER_REQUEST,
     REMARK_MAX,
@@ -22,6 +21,7 @@ from raffle.domain.join_codes import (
 )
 from raffle.domain.randomness import RandomSource
 from raffle.domain.users import InvalidInput, RateLimited
+from raffle.service.activities import stored
 from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.ports import Clock, RateLimiter, UnitOfWork
 from raffle.service.ports.join_codes import Redemption
@@ -61,7 +61,7 @@ async def generate_codes(
     _check(batch, count)
     now = clock.now()
     async with uow:
-        await _activity(batch.activity_id, uow)
+        await stored(batch.activity_id, uow)
         made = 0
         for _ in range(ROUNDS):
             if made == count:
@@ -88,7 +88,7 @@ async def import_codes(
     unique = list(dict.fromkeys(c for c in codes if c))
     now = clock.now()
     async with uow:
-        await _activity(batch.activity_id, uow)
+        await stored(batch.activity_id, uow)
         added = await uow.join_codes.add([_new(batch, code, now) for code in unique])
         await uow.commit()
     return Imported(added, len(unique) - added)
@@ -126,7 +126,7 @@ async def _redeem(
 ) -> Redeemed:
     code = normalise(typed)
     async with uow:
-        await _activity(activity_id, uow)
+        await stored(activity_id, uow)
         if code is None:
             raise JoinCodeInvalid("no such join code in this activity")
         outcome = await uow.join_codes.redeem(activity_id, code, user_id, clock.now())
@@ -150,13 +150,13 @@ async def _redeem(
 async def held(activity_id: int, user_id: str, uow: UnitOfWork) -> JoinCode | None:
     """The code the user holds in the activity, if any."""
     async with uow:
-        await _activity(activity_id, uow)
+        await stored(activity_id, uow)
         return await uow.join_codes.held(activity_id, user_id)
 
 
 async def counts(activity_id: int, uow: UnitOfWork) -> JoinCodeCounts:
     async with uow:
-        await _activity(activity_id, uow)
+        await stored(activity_id, uow)
         return await uow.join_codes.counts(activity_id)
 
 
@@ -166,7 +166,7 @@ async def exported(
     """Every code of the activity (from `source`, if given) in code order, read a page per
     transaction as the iterator is consumed; UnknownActivity at once."""
     async with uow() as reader:
-        await _activity(activity_id, reader)
+        await stored(activity_id, reader)
     return _pages(activity_id, uow, source)
 
 
@@ -197,11 +197,6 @@ def _check(batch: Batch, count: int) -> None:
             raise InvalidInput(problem)
     if not batch.source.strip():
         raise InvalidInput("source is required: say where the codes come from")
-
-
-async def _activity(activity_id: int, uow: UnitOfWork) -> None:
-    if await uow.activities.get(activity_id) is None:
-        raise UnknownActivity(f"activity {activity_id} does not exist")
 
 
 async def _wait(limiter: RateLimiter, key: str) -> int:

@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from raffle.domain.activity import FROZEN
-from raffle.domain.draws import UnknownActivity
 from raffle.domain.policies import Participation
+from raffle.service.activities import stored
 from raffle.service.campaigns import FrozenOdds
 from raffle.service.ports import UnitOfWork
 
 
 async def participation_of(activity_id: int, uow: Callable[[], UnitOfWork]) -> Participation:
     async with uow() as u:
-        if await u.activities.get(activity_id) is None:
-            raise UnknownActivity(f"activity {activity_id} does not exist")
+        await stored(activity_id, u)
         return await u.participation.get(activity_id)
 
 
@@ -26,11 +25,9 @@ async def set_participation(
     policies, which say who may join, may change."""
     activity_id = participation.activity_id
     async with uow() as u:
-        activity = await u.activities.get(activity_id)
-        if activity is None:
-            raise UnknownActivity(f"activity {activity_id} does not exist")
-        stored = await u.participation.get(activity_id)
-        if activity.state in FROZEN and stored.caps != participation.caps:
+        activity = await stored(activity_id, u)
+        before = await u.participation.get(activity_id)
+        if activity.state in FROZEN and before.caps != participation.caps:
             raise FrozenOdds(f"activity {activity_id} is {activity.state}: its caps are fixed")
         await u.participation.save(participation)
         await u.commit()

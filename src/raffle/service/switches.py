@@ -6,7 +6,6 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from raffle.domain.draws import UnknownActivity
 from raffle.domain.profile_fields import PLAYER_FIELDS
 from raffle.domain.switches import (
     LIMITS,
@@ -22,6 +21,7 @@ from raffle.domain.switches import (
     switched_activity,
     switched_rule,
 )
+from raffle.service.activities import stored
 from raffle.service.campaigns import UnknownStrategy
 from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.switchboard import SwitchBoard
@@ -87,8 +87,8 @@ async def _check_target(name: str, uow: Callable[[], UnitOfWork]) -> None:
     """The activity or the strategy's rule a switch names exists."""
     activity_id, rule = switched_activity(name), switched_rule(name)
     async with uow() as reader:
-        if activity_id is not None and await reader.activities.get(activity_id) is None:
-            raise UnknownActivity(f"activity {activity_id} does not exist")
+        if activity_id is not None:
+            await stored(activity_id, reader)
         if rule is None:
             return
         strategy = await reader.strategies.get(rule[0])
