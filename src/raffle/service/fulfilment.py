@@ -22,7 +22,7 @@ from raffle.domain.fulfilment import (
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import Clock, Shards, UnitOfWork
 from raffle.service.ports.audiences import Profiles
-from raffle.service.prize_claims import admit, record_claim
+from raffle.service.prize_claims import admit, my_prize, record_claim
 
 SHIPPED = ShipmentState.SHIPPED
 
@@ -48,12 +48,8 @@ async def give_address(
     awards = await catalogue.awards()
     now = clock.now()
     async with shards.for_user(user_id) as uow:
-        win = await uow.wins.get(order_id)
-        award = awards.get(win.award_id) if win is not None else None
-        if win is None or win.user_id != user_id or award is None:
-            raise PrizeNotFound(f"you have no prize with order {order_id}")
-        if award.kind is not AwardKind.PHYSICAL:
-            raise PrizeNotFound(f"the prize of order {order_id} is not shipped")
+        found = await uow.wins.get(order_id)
+        _, award = my_prize(found, awards, user_id, order_id, AwardKind.PHYSICAL)
         if (shipment := await uow.shipments.get(order_id)) is None:
             await uow.shipments.open(Shipment.awaiting(order_id, user_id, award.id, now))
         else:

@@ -3,7 +3,7 @@ state of each of my prizes, and the job that marks expired prizes on every shard
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -90,17 +90,26 @@ async def admit(
     async with shards.for_user(user_id) as uow:
         win = await uow.wins.get(order_id)
         stored = (await uow.prize_claims.states([order_id])).get(order_id)
-    award = awards.get(win.award_id) if win is not None else None
-    if win is None or win.user_id != user_id or award is None:
-        raise PrizeNotFound(f"you have no prize with order {order_id}")
-    if award.kind is not kind:
-        raise PrizeNotFound(f"the prize of order {order_id} is not a {kind.value} prize")
+    win, _ = my_prize(win, awards, user_id, order_id, kind)
     terms, window = await terms_of(win, catalogue)
     if not terms.any or stored is ClaimState.CLAIMED:
         return False
     state = claim_state(stored, window, clock.now())
     check_claim(terms, state, await profiles.of(user_id), window)
     return True
+
+
+def my_prize(
+    win: Win | None, awards: Mapping[int, Award], user_id: str, order_id: str, kind: AwardKind
+) -> tuple[Win, Award]:
+    """The user's win of order `order_id` and its award, a prize of `kind`; PrizeNotFound
+    otherwise (another user's order reads as a missing one: no IDOR)."""
+    award = awards.get(win.award_id) if win is not None else None
+    if win is None or win.user_id != user_id or award is None:
+        raise PrizeNotFound(f"you have no prize with order {order_id}")
+    if award.kind is not kind:
+        raise PrizeNotFound(f"the prize of order {order_id} is not a {kind.value} prize")
+    return win, award
 
 
 async def record_claim(uow: ShardUnitOfWork, user_id: str, order_id: str, at: datetime) -> None:
