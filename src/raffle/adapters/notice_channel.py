@@ -1,5 +1,7 @@
-"""Operators' notices to their channel: a webhook signed as Standard Webhooks say, or the log;
-and the broker that hands the relay's notices to it (the relay's retries and backoff apply)."""
+"""Operators' notices to their channel (a webhook signed as Standard Webhooks say, or the log)."""
+
+# The broker here hands the relay's notices to the channel, so the relay's retries and
+# backoff apply to them.
 
 from __future__ import annotations
 

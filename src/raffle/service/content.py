@@ -1,5 +1,6 @@
-"""Paid content: operators write it and put it on sale; players browse it, and read the body
-of what they hold (won as a prize now, bought later) — the rest get its preview and price."""
+"""Paid content: operators write it and sell it; players read the body of what they hold."""
+
+# Won as a prize now, bought later; those without it get the preview and the price.
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Stock notices from the draw: the take that crossed a prize's warning threshold (or zero)
-writes an operators' notice to the outbox in the draw's own transaction; a crossing whose
-draw did not commit is written after it, if it still stands (domain/notices.py)."""
+"""Stock notices from the draw: a crossed warning threshold (or zero) as an outbox message."""
+
+# Written in the draw's own transaction; a crossing whose draw did not commit is written
+# after it, if it still stands (domain/notices.py).
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Claiming won prizes: the terms checked before a code is shown or a prize is addressed, the
-state of each of my prizes, and the job that marks expired prizes on every shard."""
+"""Claiming won prizes: the terms checked, each prize's claim state, the expiry job."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What the console's warning badges show: each prize of an activity with a warning
-threshold, its stock left, and whether it is at or below the threshold."""
+"""The console's warning badges: an activity's prizes with a threshold and their stock left."""
 
 from __future__ import annotations
 

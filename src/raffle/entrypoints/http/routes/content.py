@@ -1,5 +1,4 @@
-"""Paid content: operators write it and put it on sale; players browse it and read what they
-hold."""
+"""Paid content: operators write it and put it on sale; players browse it and read theirs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The prize pool: operators set a prize's card and switch and upload images; anyone reads
-an image."""
+"""The prize pool: operators set a prize's card and switch and upload its images."""
 
 from __future__ import annotations
 

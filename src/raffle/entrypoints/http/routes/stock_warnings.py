@@ -1,5 +1,4 @@
-"""Operators' stock warnings: the prizes of an activity at or below their threshold (the
-console's badges); the notices themselves go to the operators' webhook."""
+"""Operators' stock warnings: an activity's prizes at or below their threshold (the badges)."""
 
 from __future__ import annotations
 
