@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from raffle.domain.errors import InvalidConfig
+from raffle.domain.errors import InvalidConfig, RaffleError
 from raffle.domain.limits import MAX_COUNT
 
 MAX_LEVEL = 99  # 一等奖 is level 1; nobody publishes a ninety-ninth prize
@@ -97,3 +97,9 @@ def grid_problems(cards: list[PrizeCard]) -> list[InvalidConfig]:
 def _bounded(text: str, most: int, field: str) -> None:
     if len(text) > most:
         raise InvalidConfig(f"{field} has at most {most} characters", (field,))
+
+
+class UnknownPrize(RaffleError):
+    """The strategy has no prize of that award."""
+
+    code = "unknown_prize"

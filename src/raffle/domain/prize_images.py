@@ -41,9 +41,3 @@ class InvalidImageUrl(RaffleError):
 
 class UnknownImage(RaffleError):
     code = "unknown_image"
-
-
-class UnknownPrize(RaffleError):
-    """The strategy has no prize of that award."""
-
-    code = "unknown_prize"

@@ -8,8 +8,8 @@ from typing import Any
 
 from raffle.domain.activity import FROZEN
 from raffle.domain.engine import DrawEngine
-from raffle.domain.prize_cards import PrizeCard, image_problem, is_image_id
-from raffle.domain.prize_images import InvalidImageUrl, PrizeImage, UnknownImage, UnknownPrize
+from raffle.domain.prize_cards import PrizeCard, UnknownPrize, image_problem, is_image_id
+from raffle.domain.prize_images import InvalidImageUrl, PrizeImage, UnknownImage
 from raffle.domain.rules import frozen_terms
 from raffle.domain.strategy import StrategyPrize
 from raffle.service.campaigns import FrozenOdds, UnknownStrategy

@@ -52,13 +52,13 @@ from raffle.domain.payments import (
 )
 from raffle.domain.points import InsufficientPoints, InvalidPoints
 from raffle.domain.policies import NotAdmitted
+from raffle.domain.prize_cards import UnknownPrize
 from raffle.domain.prize_claims import ClaimConditionUnmet, PrizeExpired, PrizeNotYetValid
 from raffle.domain.prize_images import (
     ImageTooLarge,
     InvalidImage,
     InvalidImageUrl,
     UnknownImage,
-    UnknownPrize,
 )
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
