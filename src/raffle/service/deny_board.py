@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
 
 from raffle.domain.blocking import BlockRule
 from raffle.domain.deny import DenyEntry, DenyList
-from raffle.service.news import follow
+from raffle.service.news import follow, tell
 from raffle.service.ports import Clock, SwitchNews
 from raffle.service.ports.deny import DenyStore
 
@@ -74,8 +73,7 @@ class DenyBoard:
         """After a change committed: read here at once, and announced to the others (best
         effort: they look at the version now and then anyway)."""
         await self.refresh()
-        with contextlib.suppress(Exception):
-            await self.news.announce(self.version)
+        await tell(self.news, self.version)
 
     async def add(self, entry: DenyEntry) -> DenyEntry:
         stored = await self.store.add(entry)

@@ -26,3 +26,10 @@ async def follow(news: SwitchNews, refresh: Callable[[], Awaitable[object]], wha
             await asyncio.sleep(RETRY_SECONDS)
             with contextlib.suppress(Exception):
                 await refresh()
+
+
+async def tell(news: SwitchNews, version: int) -> None:
+    """Announce `version` to every process, best effort: one that misses it sees the change
+    at its next look anyway."""
+    with contextlib.suppress(Exception):
+        await news.announce(version)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from raffle.domain.switches import (
 )
 from raffle.service.activities import stored
 from raffle.service.campaigns import UnknownStrategy
+from raffle.service.news import tell
 from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.switchboard import SwitchBoard
 
@@ -67,9 +67,7 @@ async def set_switch(
     change = await board.store.change(name, value, fallback, actor, clock.now())
     await board.refresh()
     if change is not None:
-        # Best effort: a process that misses it sees the change at its next look anyway.
-        with contextlib.suppress(Exception):
-            await board.news.announce(change.version)
+        await tell(board.news, change.version)
     return Switch(name, value, fallback)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -22,6 +21,7 @@ from raffle.domain.tags import (
     referrers,
 )
 from raffle.service.audience import TagBoard
+from raffle.service.news import tell
 from raffle.service.ports.tags import ProfilePages
 
 PAGE = 500  # profiles read per page by a preview
@@ -164,6 +164,4 @@ async def _static(name: str, board: TagBoard) -> None:
 
 async def _announce(board: TagBoard) -> None:
     await board.refresh()
-    # Best effort: a process that misses it sees the change at its next look anyway.
-    with contextlib.suppress(Exception):
-        await board.news.announce(board.version)
+    await tell(board.news, board.version)
