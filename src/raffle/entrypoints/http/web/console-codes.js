@@ -7,7 +7,7 @@
 // [data-testid=generate-codes], [data-testid=import-codes], [data-testid=export-codes].
 
 import { api, h, notify } from "/web/api.js";
-import { report } from "/web/console-fields.js";
+import { activityPicker, report } from "/web/console-fields.js";
 
 export class CodesView {
   constructor() {
@@ -20,9 +20,8 @@ export class CodesView {
       const activities = await api("/api/activities");
       if (!activities.length) return this.node.replaceChildren(h("p", { class: "muted" }, "No activity yet."));
       this.activityId ??= activities[0].id;
-      const pick = h("select", { id: "codes-activity", "aria-label": "Activity", onchange: () => this.load(Number(pick.value)) },
-        ...activities.map((a) => h("option", { value: String(a.id), selected: a.id === this.activityId },
-          `${a.id} · ${a.name} (${a.state}${a.join_code_required ? ", code required" : ""})`)));
+      const pick = activityPicker("codes-activity", activities, this.activityId, (id) => this.load(id),
+        (a) => `${a.id} · ${a.name} (${a.state}${a.join_code_required ? ", code required" : ""})`);
       this.counts = h("p", { dataset: { testid: "code-counts" } });
       this.node.replaceChildren(h("div", { class: "row toolbar" }, h("label", {}, "Activity", pick),
         h("button", { dataset: { testid: "export-codes" }, onclick: () => this.export() }, "Export CSV")),

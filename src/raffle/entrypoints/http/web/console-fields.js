@@ -94,6 +94,13 @@ export function nextId(items, key, start) {
 }
 
 // An error shown in the notice bar; an expired session also sends the console to its login.
+// The console's pick of one activity (the Codes and Policies tabs): `onPick` gets its id.
+export function activityPicker(id, activities, selected, onPick, describe = (a) => `${a.id} · ${a.name} (${a.state})`) {
+  const pick = h("select", { id, "aria-label": "Activity", onchange: () => onPick(Number(pick.value)) },
+    ...activities.map((a) => h("option", { value: String(a.id), selected: a.id === selected }, describe(a))));
+  return pick;
+}
+
 export function report(error) {
   fail(error);
   if (error?.code === "not_authenticated" || error?.code === "session_ended") document.dispatchEvent(new CustomEvent("session-expired", { detail: error.message }));

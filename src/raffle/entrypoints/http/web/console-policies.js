@@ -4,7 +4,7 @@
 // is enough: the first by priority that admits a player applies.
 
 import { api, h, notify } from "/web/api.js";
-import { report } from "/web/console-fields.js";
+import { activityPicker, report } from "/web/console-fields.js";
 
 const PERIODS = ["permanent", "day", "week", "month", "year"];
 
@@ -26,8 +26,7 @@ export class PoliciesView {
       const activities = await api("/api/activities");
       if (!activities.length) return this.node.replaceChildren(h("p", { class: "muted" }, "No activity yet."));
       this.activityId ??= activities[0].id;
-      const pick = h("select", { id: "policies-activity", "aria-label": "Activity", onchange: () => this.load(Number(pick.value)) },
-        ...activities.map((a) => h("option", { value: String(a.id), selected: a.id === this.activityId }, `${a.id} · ${a.name} (${a.state})`)));
+      const pick = activityPicker("policies-activity", activities, this.activityId, (id) => this.load(id));
       this.body = h("div", {});
       this.node.replaceChildren(h("div", { class: "row toolbar" }, h("label", {}, "Activity", pick)), this.body);
       await this.load(this.activityId);
