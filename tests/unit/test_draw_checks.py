@@ -18,7 +18,6 @@ from raffle.domain.profiles import Profile
 from raffle.domain.switches import DrawsPaused
 from raffle.domain.users import RateLimited
 from raffle.service.deny_board import DenyBoard
-from raffle.service.draw import Draw, draw
 from raffle.service.draw_checks import DrawChecks
 from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.ports.deny import StoredDenials
@@ -27,8 +26,6 @@ from tests.unit.test_deny import NOW, NoNews, entry
 from tests.unit.test_join_code_gate import Codes, Uow
 from tests.unit.test_switches import LIMITS, MemorySwitchStore
 from tests.unit.usecase_world import ACTIVITY, World, world
-
-IP = "203.0.113.7"
 
 
 class DenyStore:
@@ -66,23 +63,9 @@ async def checks(w: World, *denied: str, paused: bool = False, per_second: int =
     return DrawChecks(deny, NoProfiles(), switches, limiter, gate)  # type: ignore[arg-type]
 
 
-async def checked_draw(w: World, user: str, with_checks: DrawChecks) -> object:
-    return await draw(
-        Draw(user, ACTIVITY),
-        catalogue=w.catalogue,
-        shards=w.shards,
-        stock=w.stock,
-        rng=w.rng,
-        clock=w.clock,
-        hints=w.hints,
-        checks=with_checks,
-        ip=IP,
-    )
-
-
 async def refusal(w: World, user: str, with_checks: DrawChecks) -> type[RaffleError]:
     with pytest.raises(RaffleError) as refused:
-        await checked_draw(w, user, with_checks)
+        await w.draw(user, checks=with_checks)
     return type(refused.value)
 
 
@@ -93,7 +76,7 @@ async def test_the_deny_lists_come_first_then_the_pause_then_the_rate_limit() ->
     assert await refusal(w, "alice", every) is DrawsPaused
     assert await refusal(w, "alice", every) is DrawsPaused  # not the rate limit: it comes after
     limited = await checks(w, per_second=1)
-    await checked_draw(w, "alice", limited)
+    await w.draw("alice", checks=limited)
     assert await refusal(w, "alice", limited) is RateLimited
 
 

@@ -14,6 +14,7 @@ from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.service.catalogue import Catalogue
 from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.draw_checks import DrawChecks
 from raffle.service.quotas import TopUp, TopUpResult, top_up
 from tests.unit.fakes import (
     ConfigStore,
@@ -44,7 +45,9 @@ class World:
     def uow(self) -> FakeUnitOfWork:
         return FakeUnitOfWork(self.config)
 
-    async def draw(self, user: str = "alice", key: str | None = None) -> DrawResult:
+    async def draw(
+        self, user: str = "alice", key: str | None = None, checks: DrawChecks | None = None
+    ) -> DrawResult:
         return await draw(
             Draw(user, ACTIVITY, key),
             catalogue=self.catalogue,
@@ -54,6 +57,8 @@ class World:
             clock=self.clock,
             hints=self.hints,
             metrics=self.metrics,
+            checks=checks,
+            ip="203.0.113.7",
         )
 
     async def top_up(self, user: str = "alice", business_no: str = "p-1") -> TopUpResult:
