@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, insert, or_, select, update
+from sqlalchemy import ColumnElement, delete, insert, or_, select
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.connection import SqlConnection
+from raffle.adapters.sql.repositories.version_rows import moved_on, version_of
 from raffle.adapters.sql.tables.deny import block_rule, deny_entry, deny_version
-from raffle.adapters.sql.transaction import SqlTransaction
 from raffle.domain.blocking import BlockEvent, BlockRule, BlockSubject
 from raffle.domain.deny import DenyEntry, DenyKind, Evidence
 from raffle.service.ports.deny import DenyQuery, StoredDenials
 
-_VERSION = select(deny_version.c.version).where(deny_version.c.id == 1)
+_VERSION = version_of(deny_version)
 _CHUNK = 1000  # rows an INSERT carries: within every database's limit on parameters
 
 
@@ -40,20 +38,20 @@ class SqlDenyStore:
         return StoredDenials(version, entries, rules)
 
     async def add(self, entry: DenyEntry) -> DenyEntry:
-        async with self._change() as connection:
+        async with moved_on(self._engine, deny_version) as (connection, _):
             done = await connection.execute(insert(deny_entry).values(**_row(entry)))
             (entry_id,) = done.inserted_primary_key or (0,)
         return replace(entry, id=int(entry_id))
 
     async def add_many(self, entries: Sequence[DenyEntry]) -> int:
         rows = [_row(e) for e in entries]
-        async with self._change() as connection:
+        async with moved_on(self._engine, deny_version) as (connection, _):
             for start in range(0, len(rows), _CHUNK):
                 await connection.execute(insert(deny_entry), rows[start : start + _CHUNK])
         return len(rows)
 
     async def lift(self, entry_id: int) -> DenyEntry | None:
-        async with self._change() as connection:
+        async with moved_on(self._engine, deny_version) as (connection, _):
             found = (
                 await connection.execute(select(deny_entry).where(deny_entry.c.id == entry_id))
             ).first()
@@ -88,31 +86,15 @@ class SqlDenyStore:
             "created_by": rule.created_by,
             "created_at": rule.created_at,
         }
-        async with self._change() as connection:
+        async with moved_on(self._engine, deny_version) as (connection, _):
             done = await connection.execute(insert(block_rule).values(**row))
             (rule_id,) = done.inserted_primary_key or (0,)
         return replace(rule, id=int(rule_id))
 
     async def delete_rule(self, rule_id: int) -> bool:
-        async with self._change() as connection:
+        async with moved_on(self._engine, deny_version) as (connection, _):
             gone = await connection.execute(delete(block_rule).where(block_rule.c.id == rule_id))
             return bool(gone.rowcount)
-
-    @asynccontextmanager
-    async def _change(self) -> AsyncIterator[SqlConnection]:
-        """One transaction that moves the version on first: changes take turns on its row."""
-        tx = SqlTransaction(self._engine)
-        connection = await tx.open()
-        try:
-            await connection.execute(
-                update(deny_version)
-                .where(deny_version.c.id == 1)
-                .values(version=deny_version.c.version + 1)
-            )
-            yield connection
-            await tx.commit()
-        finally:
-            await tx.close()
 
 
 def _in_force(now: datetime) -> ColumnElement[bool]:

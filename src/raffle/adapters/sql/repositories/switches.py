@@ -8,11 +8,12 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.repositories.version_rows import version_of
 from raffle.adapters.sql.tables.config import switch, switch_change, switch_version
 from raffle.adapters.sql.transaction import SqlTransaction
 from raffle.domain.switches import SwitchChange
 
-_VERSION = select(switch_version.c.version).where(switch_version.c.id == 1)
+_VERSION = version_of(switch_version)
 
 
 class SqlSwitchStore:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
@@ -11,12 +10,12 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.connection import SqlConnection
+from raffle.adapters.sql.repositories.version_rows import moved_on, version_of
 from raffle.adapters.sql.tables.tags import tag, tag_member, tag_version
-from raffle.adapters.sql.transaction import SqlTransaction
 from raffle.domain.tags import Tag, TagKind
 from raffle.service.ports.tags import Check, StoredTags
 
-_VERSION = select(tag_version.c.version).where(tag_version.c.id == 1)
+_VERSION = version_of(tag_version)
 _CHUNK = 500  # user ids per statement: well under every database's limit on parameters
 
 
@@ -37,7 +36,7 @@ class SqlTagStore:
         )
 
     async def save(self, saved: Tag, check: Check) -> bool:
-        async with self._change() as (connection, version):
+        async with moved_on(self._engine, tag_version) as (connection, version):
             check(await _others(connection, saved.name))
             found = await connection.scalar(select(tag.c.kind).where(tag.c.name == saved.name))
             row = {
@@ -55,7 +54,7 @@ class SqlTagStore:
             return False
 
     async def delete(self, name: str, check: Check) -> bool:
-        async with self._change() as (connection, _):
+        async with moved_on(self._engine, tag_version) as (connection, _):
             check(await _others(connection, name))
             await connection.execute(delete(tag_member).where(tag_member.c.tag == name))
             deleted = await connection.execute(delete(tag).where(tag.c.name == name))
@@ -68,7 +67,7 @@ class SqlTagStore:
 
     async def add_members(self, name: str, user_ids: Iterable[str]) -> int:
         added = 0
-        async with self._change() as (connection, version):
+        async with moved_on(self._engine, tag_version) as (connection, version):
             await _revise(connection, name, version)
             for chunk in _chunks(user_ids):
                 have = await _present(connection, name, chunk)
@@ -81,7 +80,7 @@ class SqlTagStore:
 
     async def remove_members(self, name: str, user_ids: Iterable[str]) -> int:
         removed = 0
-        async with self._change() as (connection, version):
+        async with moved_on(self._engine, tag_version) as (connection, version):
             await _revise(connection, name, version)
             for chunk in _chunks(user_ids):
                 gone = await connection.execute(
@@ -91,24 +90,6 @@ class SqlTagStore:
                 )
                 removed += gone.rowcount
         return removed
-
-    @asynccontextmanager
-    async def _change(self) -> AsyncIterator[tuple[SqlConnection, int]]:
-        """One transaction that moves the version on first (and gives it): its row lock
-        makes changes take turns, so two adding the same member never both insert it."""
-        tx = SqlTransaction(self._engine)
-        connection = await tx.open()
-        try:
-            await connection.execute(
-                update(tag_version)
-                .where(tag_version.c.id == 1)
-                .values(version=tag_version.c.version + 1)
-            )
-            version = int((await connection.execute(_VERSION)).scalar_one())
-            yield connection, version
-            await tx.commit()
-        finally:
-            await tx.close()
 
 
 async def _others(connection: SqlConnection, name: str) -> dict[str, Tag]:
