@@ -8,7 +8,7 @@ from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from raffle.domain.caps import NO_CAPS, Caps
-from raffle.domain.errors import InvalidConfig, RaffleError
+from raffle.domain.errors import IllegalState, InvalidConfig, RaffleError
 from raffle.domain.winners_feed import FeedDisplay
 
 
@@ -35,12 +35,11 @@ TRANSITIONS: dict[str, tuple[ActivityState, ActivityState]] = {
 FROZEN = frozenset({ActivityState.RUNNING, ActivityState.CLOSED})
 
 
-class IllegalTransition(RaffleError):
+class IllegalTransition(IllegalState):
     code = "illegal_transition"
 
     def __init__(self, action: str, current: ActivityState) -> None:
-        super().__init__(f"cannot {action} an activity that is {current}")
-        self.current = current
+        super().__init__(f"cannot {action} an activity that is {current}", current)
 
 
 class UnknownAction(RaffleError):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from raffle.domain.errors import RaffleError
+from raffle.domain.errors import IllegalState, InvalidFields, RaffleError
 
 # Ids travel in paths and in content awards' config: letters (any script), digits, '.-_'.
 _ID = re.compile(r"^[\w.-]{1,64}$")
@@ -34,14 +34,10 @@ TRANSITIONS: dict[ContentState, frozenset[ContentState]] = {
 }
 
 
-class InvalidContent(RaffleError):
+class InvalidContent(InvalidFields):
     """Content with problems, each named by its field."""
 
     code = "invalid_content"
-
-    def __init__(self, problems: list[tuple[str, str]]) -> None:
-        super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
-        self.problems = problems
 
 
 class UnknownContent(RaffleError):
@@ -52,14 +48,10 @@ class ContentExists(RaffleError):
     code = "content_exists"
 
 
-class IllegalContentState(RaffleError):
+class IllegalContentState(IllegalState):
     """A state change the content's current state does not allow."""
 
     code = "illegal_content_state"
-
-    def __init__(self, message: str, current: ContentState) -> None:
-        super().__init__(message)
-        self.current = current
 
 
 class PaymentRequired(RaffleError):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 Path = tuple[str | int, ...]
 
 
@@ -34,6 +36,22 @@ class InvalidConfig(RaffleError):
     def __str__(self) -> str:
         where = ".".join(str(p) for p in self.path)
         return f"{where}: {self.message}" if where else self.message
+
+
+class InvalidFields(RaffleError):
+    """Input with problems, each named by its field (`problems`: (field, message) pairs)."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
+        self.problems = problems
+
+
+class IllegalState(RaffleError):
+    """A step its subject's current state does not allow; `current` names that state."""
+
+    def __init__(self, message: str, current: Enum) -> None:
+        super().__init__(message)
+        self.current = current
 
 
 class Unavailable(RaffleError):

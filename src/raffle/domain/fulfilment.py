@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from raffle.domain.errors import RaffleError
+from raffle.domain.errors import IllegalState, InvalidFields, RaffleError
 
 # Pool names and codes are printed, typed and pasted: visible characters only, no spaces.
 _TOKEN = re.compile(r"^[\x21-\x7e]+$")
@@ -34,24 +34,16 @@ class PrizeNotFound(RaffleError):
     code = "prize_not_found"
 
 
-class IllegalShipment(RaffleError):
+class IllegalShipment(IllegalState):
     """A shipment step that does not apply to the shipment's current state."""
 
     code = "illegal_shipment_state"
 
-    def __init__(self, message: str, current: ShipmentState) -> None:
-        super().__init__(message)
-        self.current = current
 
-
-class InvalidAddress(RaffleError):
+class InvalidAddress(InvalidFields):
     """A shipping address with problems, each named by its field."""
 
     code = "invalid_address"
-
-    def __init__(self, problems: list[tuple[str, str]]) -> None:
-        super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
-        self.problems = problems
 
 
 def check_pool_name(name: str) -> str | None:

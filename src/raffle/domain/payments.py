@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from raffle.domain.errors import RaffleError
+from raffle.domain.errors import IllegalState, RaffleError
 
 TIMEOUT = timedelta(minutes=30)  # an order's `timeout_express`: its QR and its life
 SUBJECT_MAX = 128  # Alipay's `subject`
@@ -65,14 +65,10 @@ class UnknownOrder(RaffleError):
     code = "unknown_payment_order"
 
 
-class OrderNotOpen(RaffleError):
+class OrderNotOpen(IllegalState):
     """The order is paid, closed or refunded: it shows no QR and cannot be cancelled."""
 
     code = "payment_order_not_open"
-
-    def __init__(self, message: str, current: OrderState) -> None:
-        super().__init__(message)
-        self.current = current
 
 
 class ContentHeld(RaffleError):

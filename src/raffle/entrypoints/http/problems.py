@@ -28,7 +28,13 @@ from raffle.domain.content import (
 from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.deny import Denied, InvalidDenyEntry, UnknownDenyEntry
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
-from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
+from raffle.domain.errors import (
+    IllegalState,
+    InvalidConfig,
+    InvalidFields,
+    RaffleError,
+    Unavailable,
+)
 from raffle.domain.fulfilment import (
     CodePoolEmpty,
     IllegalShipment,
@@ -242,10 +248,7 @@ def _at(where: str, error: RaffleError) -> dict[str, Any]:
 
 # What an error's answer carries besides its code and message, by the kind of error.
 DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
-    (
-        IllegalTransition | IllegalShipment | IllegalContentState | OrderNotOpen,
-        lambda e: {"current_state": e.current.value},
-    ),
+    (IllegalState, lambda e: {"current_state": e.current.value}),
     (RateLimited | Unavailable, lambda e: {"retry_after": e.retry_after}),
     (InvalidImageUrl, lambda e: _at("body.image", e)),
     (InvalidImage | ImageTooLarge, lambda e: _at("body.file", e)),
@@ -264,10 +267,7 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
         },
     ),
     (PaymentRequired, lambda e: {"content_id": e.content_id, "price_cents": e.price_cents}),
-    (
-        InvalidAddress | InvalidContent,
-        lambda e: {"errors": [{"at": f, "message": m} for f, m in e.problems]},
-    ),
+    (InvalidFields, lambda e: {"errors": [{"at": f, "message": m} for f, m in e.problems]}),
     (InvalidProfile, lambda e: _at(f"body.{e.field}", e) if e.field else {}),
     (
         InvalidProfileFile,
