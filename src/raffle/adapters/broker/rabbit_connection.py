@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable
+from functools import partial
 
 import aio_pika
 from aio_pika.abc import AbstractRobustConnection
@@ -26,8 +27,26 @@ _CLOSING: set[asyncio.Future[None]] = set()  # closes still running, kept from t
 
 async def connect(url: str, *, bound: float) -> AbstractRobustConnection:
     """aio-pika's robust connection (reconnecting after a broker restart), opened within
-    `bound` seconds, with heartbeats (see with_heartbeat)."""
-    return await aio_pika.connect_robust(with_heartbeat(url, bound), timeout=bound)
+    `bound` seconds, with heartbeats (see with_heartbeat).
+
+    A caller cancelled while it opens (a worker stopping) leaves the opening to finish and
+    closes what it opened: cancelled half-way, aio-pika's connection would be left open, and
+    closed by its finaliser after the event loop is gone."""
+    opening = asyncio.ensure_future(
+        aio_pika.connect_robust(with_heartbeat(url, bound), timeout=bound)
+    )
+    try:
+        return await asyncio.shield(opening)
+    except asyncio.CancelledError:
+        opening.add_done_callback(partial(_close_opened, bound))
+        raise
+
+
+def _close_opened(bound: float, opening: asyncio.Future[AbstractRobustConnection]) -> None:
+    if not opening.cancelled() and opening.exception() is None:
+        closing = asyncio.ensure_future(close_within(opening.result(), bound))
+        _CLOSING.add(closing)
+        closing.add_done_callback(_closed)
 
 
 def with_heartbeat(url: str, timeout: float) -> str:
