@@ -17,6 +17,7 @@ from raffle.domain.awards import Award, AwardKind
 from raffle.domain.campaign import Campaign
 from raffle.domain.delivery import WON
 from raffle.domain.draws import WinState
+from raffle.domain.payments import NOTIFIED
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 from raffle.service.campaigns import load_campaign
@@ -62,12 +63,14 @@ async def pipeline(settings: Settings, loaded: Campaign | None = None) -> Raffle
 
 
 async def fresh_queues(url: str) -> None:
-    """Delete the queues a test before may have left messages in."""
+    """Delete the queues a test before may have left messages in, or declared with other
+    arguments (a delivery limit of other settings): every topic the service declares."""
     connection = await connect(url)
     async with connection:
         channel = await connection.channel()
-        for name in (WON, dead_letters(WON)):
-            await channel.queue_delete(name)
+        for topic in (WON, NOTIFIED):
+            for name in (topic, dead_letters(topic)):
+                await channel.queue_delete(name)
 
 
 async def draw_wins(raffle: Raffle, users: int, each: int) -> list[str]:

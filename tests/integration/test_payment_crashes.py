@@ -10,14 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from aio_pika import connect
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from raffle.domain.payments import NOTIFIED, OrderState, PaymentOrder, PaymentState
+from raffle.domain.payments import OrderState, PaymentOrder, PaymentState
 from raffle.service.payment_jobs import REFUND_AFTER
-from raffle.service.ports import dead_letters
 from raffle.settings import Settings
 from tests.alipay_world import NotifyUrl, Sim, new_key, notify_url, simulator
+from tests.integration.delivery_world import fresh_queues
 from tests.integration.payment_world import Shop, alipay_settings, eventually, shop, working
 from tests.integration.raffles import SettableClock
 
@@ -50,13 +49,9 @@ async def settings(
     sim: Sim,
     sink: NotifyUrl,
     merchant: rsa.RSAPrivateKey,
-) -> Settings:
-    connection = await connect(rabbitmq_url)
-    async with connection:
-        channel = await connection.channel()
-        for name in (NOTIFIED, dead_letters(NOTIFIED)):
-            await channel.queue_delete(name)
-    return Settings(
+) -> AsyncIterator[Settings]:
+    await fresh_queues(rabbitmq_url)
+    yield Settings(
         database_url=await make_database_url("postgres"),
         shard_urls=await make_database_url("postgres"),
         shard_tables=4,
@@ -66,6 +61,7 @@ async def settings(
         republish_after_seconds=3.0,
         **alipay_settings(sim, merchant, sink),  # type: ignore[arg-type]
     )
+    await fresh_queues(rabbitmq_url)  # declared with this test's delivery limit
 
 
 async def _crashing(first: Shop, point: str) -> None:
