@@ -7,6 +7,7 @@ from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
+from raffle.service.fairness import SeedBook
 from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.participation import enter
 from raffle.service.ports import (
@@ -40,6 +41,7 @@ async def draw(
     audience: Audience | None = None,
     caps: PrizeStock | None = None,
     join_codes: JoinCodeGate | None = None,
+    seeds: SeedBook | None = None,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -59,6 +61,8 @@ async def draw(
 
     `caps` counts the activity-wide caps (service/caps.py) of the activities that have them.
     `join_codes` refuses users without a join code where the activity requires one.
+    With `seeds`, the draw's randomness comes from the period's committed seed and the
+    user's client seed, and its result carries a receipt (service/fairness.py).
     """
     now = clock.now()
     activity = await catalogue.activity(cmd.activity_id)
@@ -78,7 +82,8 @@ async def draw(
     await stock.prepare(activity.strategy_id)
     if caps is not None and activity.caps.counted:
         await caps.prepare(activity.id)
-    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps, entry)
+    fair = None if seeds is None else await seeds.in_force(activity, engine, cmd.user_id, now)
+    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps, entry, fair)
     try:
         result = await shards.draws.run(attempt)
     except NoChances:

@@ -34,6 +34,7 @@ class SqlOrderRepository:
             "request_key": order.request_key,
             "created_at": order.created_at,
             "policy_id": order.policy_id,
+            "proof": order.proof,
         }
         await self._connection.execute(insert_into(self._orders), row)
 
@@ -78,4 +79,5 @@ def _order(row: Mapping[Any, Any], o: Table) -> RaffleOrder:
         created_at=row[o.c.created_at],
         request_key=row[o.c.request_key],
         policy_id=row[o.c.policy_id],
+        proof=row[o.c.proof],
     )

@@ -1,0 +1,158 @@
+"""Commit–reveal seeds: each activity's seed per period made ahead, cached for the draws,
+revealed when the period ends; and the players' client seeds."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from raffle.domain.activity import Activity
+from raffle.domain.engine import DrawEngine
+from raffle.domain.fairness import (
+    SEED_BYTES,
+    SeedInForce,
+    ServerSeed,
+    check_client_seed,
+    default_client_seed,
+    odds_hash,
+    period_end,
+)
+from raffle.service.ports import UnitOfWork
+
+# A rotation ends the period this long after it is asked for: every process re-reads its
+# seeds within its cache's time to live (shorter), so none draws on a seed once revealed.
+ROTATION_GRACE = timedelta(seconds=2)
+REVEALED_SHOWN = 30  # past seeds the fairness page lists
+
+
+class SeedBook:
+    """The seeds in force and the client seeds, cached per process like the catalogue: a
+    draw finds its seed in memory. Seeds are re-read after `ttl` seconds, and at once when
+    the cached ones cover no longer the draw's time."""
+
+    def __init__(
+        self, uow: Callable[[], UnitOfWork], ttl: float = 1.0, client_ttl: float = 30.0
+    ) -> None:
+        self._uow = uow
+        self._ttl = ttl
+        self._client_ttl = client_ttl
+        self._seeds: dict[int, tuple[float, Sequence[ServerSeed]]] = {}
+        self._clients: dict[str, tuple[float, str | None]] = {}
+        self._odds: dict[int, tuple[DrawEngine, str]] = {}
+
+    async def in_force(
+        self, activity: Activity, engine: DrawEngine, user_id: str, now: datetime
+    ) -> SeedInForce:
+        seed = await self.current(activity, now)
+        return SeedInForce(seed, await self.client_seed(user_id), self.odds_hash(engine))
+
+    async def current(self, activity: Activity, now: datetime) -> ServerSeed:
+        cached = self._seeds.get(activity.id)
+        if cached is not None and cached[0] > time.monotonic():
+            for seed in cached[1]:
+                if seed.covers(now):
+                    return seed
+        upcoming = await self.upcoming(activity, now)
+        return next(s for s in upcoming if s.covers(now))
+
+    async def upcoming(self, activity: Activity, now: datetime) -> Sequence[ServerSeed]:
+        """The seed in force at `now` and the next one, both made (and so committed) if
+        they were not yet."""
+        async with self._uow() as uow:
+            upcoming = await ahead(uow, activity, now)
+            await uow.commit()
+        self._seeds[activity.id] = (time.monotonic() + self._ttl, upcoming)
+        return upcoming
+
+    async def client_seed(self, user_id: str) -> str:
+        cached = self._clients.get(user_id)
+        if cached is None or cached[0] <= time.monotonic():
+            async with self._uow() as uow:
+                own = await uow.seeds.client_seed(user_id)
+            if len(self._clients) > 100_000:  # a bound on memory, not on correctness
+                self._clients.clear()
+            cached = (time.monotonic() + self._client_ttl, own)
+            self._clients[user_id] = cached
+        return cached[1] or default_client_seed(user_id)
+
+    async def set_client_seed(self, user_id: str, seed: str, now: datetime) -> str:
+        check_client_seed(seed)
+        async with self._uow() as uow:
+            await uow.seeds.set_client_seed(user_id, seed, now)
+            await uow.commit()
+        self._clients.pop(user_id, None)
+        return seed
+
+    def odds_hash(self, engine: DrawEngine) -> str:
+        """The hash of the odds the engine draws at, computed once per engine."""
+        key = id(engine)
+        cached = self._odds.get(key)
+        if cached is None or cached[0] is not engine:
+            found = odds_hash(engine.strategy, engine.awards, engine.perfect)
+            cached = (engine, found)
+            self._odds[key] = cached
+        return cached[1]
+
+    async def rotate(self, activity: Activity, now: datetime) -> Sequence[ServerSeed]:
+        """End the period in force (its seed revealed once the grace is over) and start
+        the next; the one after is made and committed at once."""
+        at = now + ROTATION_GRACE
+        async with self._uow() as uow:
+            current = next(s for s in await ahead(uow, activity, now) if s.covers(now))
+            nxt = period_end(at, activity.time_zone, activity.end_at)
+            await uow.seeds.end(activity.id, current.period, at, nxt)
+            upcoming = await ahead(uow, activity, at)
+            await uow.commit()
+        self._seeds.pop(activity.id, None)
+        return upcoming
+
+    def forget(self) -> None:
+        self._seeds.clear()
+
+
+async def ahead(uow: UnitOfWork, activity: Activity, now: datetime) -> Sequence[ServerSeed]:
+    """The activity's seeds not ended at `now`: the one in force and the next, made from
+    the CSPRNG if missing. Two processes making one period at once: the first stored wins,
+    and both read it back."""
+    for _ in range(3):  # at most the period in force, then the next, then read back
+        upcoming = list(await uow.seeds.upcoming(activity.id, now))
+        current = next((s for s in upcoming if s.covers(now)), None)
+        if current is None:
+            last = await uow.seeds.last(activity.id)
+            period = last.period + 1 if last is not None else 1
+            end = period_end(now, activity.time_zone, activity.end_at)
+            await uow.seeds.add(_made(activity, period, now, end))
+        elif not any(s.period == current.period + 1 for s in upcoming):
+            end = period_end(current.ends_at, activity.time_zone, activity.end_at)
+            await uow.seeds.add(_made(activity, current.period + 1, current.ends_at, end))
+        else:
+            return upcoming
+    raise RuntimeError(f"the seeds of activity {activity.id} do not cover {now.isoformat()}")
+
+
+def _made(activity: Activity, period: int, starts_at: datetime, ends_at: datetime) -> ServerSeed:
+    return ServerSeed(activity.id, period, secrets.token_bytes(SEED_BYTES), starts_at, ends_at)
+
+
+@dataclass(frozen=True, slots=True)
+class Fairness:
+    """What anyone may read of an activity's seeds: the commitments of the period in force
+    and the next, and the seeds of the periods that are over."""
+
+    current: ServerSeed
+    next: ServerSeed
+    revealed: Sequence[ServerSeed]
+
+
+async def fairness(
+    activity: Activity, *, seeds: SeedBook, uow: UnitOfWork, now: datetime
+) -> Fairness:
+    upcoming = await seeds.upcoming(activity, now)
+    async with uow:
+        revealed = await uow.seeds.revealed(activity.id, now, REVEALED_SHOWN)
+    current = next(s for s in upcoming if s.covers(now))
+    following = next(s for s in upcoming if s.period == current.period + 1)
+    return Fairness(current, following, revealed)
