@@ -63,6 +63,7 @@ from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.deny_board import DenyBoard
 from raffle.service.draw_batch import BatchedDraws
+from raffle.service.fairness import SeedBook
 from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.ports import (
     Broker,
@@ -128,9 +129,11 @@ class Raffle:
     gateway: PaymentGateway | None = None  # Alipay (or its simulator), with an app id set
     code_rng: RandomSource = field(default_factory=SecretsRandomSource)  # join codes'
     join_codes: JoinCodeGate = field(init=False)  # who holds a join code, per process
+    seeds: SeedBook = field(init=False)  # the committed seeds draws take, per process
 
     def __post_init__(self) -> None:
         self.join_codes = JoinCodeGate(self.uow)
+        self.seeds = SeedBook(self.uow, ttl=min(self.settings.catalogue_ttl_seconds, 1.0))
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

@@ -77,3 +77,15 @@ async def test_a_receipt_reads_back_from_its_json() -> None:
     with pytest.raises(BadReceipt):
         Receipt.from_json({**receipt.to_json(), "nonce": "seven"})
     assert replace(receipt, nonce=2) != receipt
+
+
+async def test_the_draws_answer_carries_the_receipt_as_its_schema_writes_it() -> None:
+    from raffle.entrypoints.http.schemas import DrawOut, draw_json
+
+    rw = ReceiptWorld(rate="0.3", stock=1, rules=RULES)
+    results = [await rw.draw(u) for u in ("vip", "vip", "bob")]
+    award = rw.w.config.awards[PRIZE]
+    for result in results:
+        assert result.receipt is not None
+        assert draw_json(result, award) == DrawOut.of(result, award).model_dump_json()
+        assert json.loads(draw_json(result, award))["receipt"] == result.receipt.to_json()

@@ -33,7 +33,8 @@ class Trail:
     steps: tuple[tuple[Any, ...], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"exhausted": list(self.exhausted), "steps": [list(s) for s in self.steps]}
+        steps = [[list(x) if isinstance(x, tuple) else x for x in s] for s in self.steps]
+        return {"exhausted": list(self.exhausted), "steps": steps}
 
     @classmethod
     def from_json(cls, data: Any) -> Trail:
@@ -41,7 +42,10 @@ class Trail:
             raise BadReceipt("the trail is an object")
         return cls(
             tuple(int(a) for a in data.get("exhausted", ())),
-            tuple(tuple(s) for s in data.get("steps", ())),
+            tuple(
+                tuple(tuple(x) if isinstance(x, list) else x for x in s)
+                for s in data.get("steps", ())
+            ),
         )
 
 

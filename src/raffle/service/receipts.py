@@ -13,7 +13,7 @@ from raffle.domain.fairness import ServerSeed
 from raffle.domain.receipts import Proof, Receipt, differences, issued
 from raffle.service.catalogue import Catalogue
 from raffle.service.fairness import SeedBook
-from raffle.service.ports import UnitOfWork
+from raffle.service.ports import Shards, UnitOfWork
 
 
 class NoReceipt(RaffleError):
@@ -57,6 +57,33 @@ async def verify(
     odds = seeds.odds_hash(engine)
     found = differences(receipt, seed.secret, engine.strategy, engine.awards, engine.perfect, odds)
     return Verdict(True, tuple(found))
+
+
+async def my_receipt(
+    user_id: str,
+    order_id: str,
+    *,
+    shards: Shards,
+    config: Callable[[], UnitOfWork],
+    catalogue: Catalogue,
+    seeds: SeedBook,
+) -> Receipt:
+    """The receipt of one of the player's own draws, issued again from its order."""
+    async with shards.for_user(user_id) as uow:
+        found = await uow.orders.get(user_id, order_id)
+    if found is None:
+        raise NoReceipt(f"you have no draw {order_id}")
+    order, win = found
+    if order.proof is None:
+        raise NoReceipt(f"draw {order_id} was made without a committed seed")
+    period = Proof.from_text(order.proof).period
+    async with config() as cuow:
+        seed = await cuow.seeds.get(order.activity_id, period)
+    if seed is None:
+        raise NoReceipt(f"the seed of draw {order_id} is gone")
+    activity = await catalogue.activity(order.activity_id)
+    odds = seeds.odds_hash(await catalogue.engine(activity))
+    return receipt_of(order, win, seed, odds)
 
 
 def receipt_of(order: RaffleOrder, win: Win, seed: ServerSeed, odds: str) -> Receipt:

@@ -29,6 +29,7 @@ from raffle.domain.delivery import NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.deny import Denied, InvalidDenyEntry, UnknownDenyEntry
 from raffle.domain.draws import ActivityNotOpen, UnknownActivity
 from raffle.domain.errors import InvalidConfig, RaffleError, Unavailable
+from raffle.domain.fairness import BadClientSeed
 from raffle.domain.fulfilment import (
     CodePoolEmpty,
     IllegalShipment,
@@ -55,6 +56,7 @@ from raffle.domain.prize_images import (
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
+from raffle.domain.receipts import BadReceipt
 from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.switches import InvalidSwitch
 from raffle.domain.tags import InvalidTag, MalformedCondition, TagCycle, TagInUse, UnknownTag
@@ -73,6 +75,7 @@ from raffle.service.campaigns import FrozenOdds, InvalidCampaign, UnknownStrateg
 from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
 from raffle.service.ports.payments import GatewayRefused
+from raffle.service.receipts import NoReceipt
 from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
 MEDIA_TYPE = "application/problem+json"
@@ -154,6 +157,9 @@ STATUS: dict[type[RaffleError], int] = {
     JoinCodeInvalid: 422,
     JoinCodeUsed: 409,
     InvalidJoinCodes: 422,
+    BadClientSeed: 422,
+    BadReceipt: 422,
+    NoReceipt: 404,
     PrizeExpired: 409,
     PrizeNotYetValid: 409,
     ClaimConditionUnmet: 403,

@@ -65,6 +65,18 @@ class SqlOrderRepository:
         rows = await self._connection.execute(query)
         return [(_order(row._mapping, o), win_from_row(row._mapping, w)) for row in rows]
 
+    async def get(self, user_id: str, order_id: str) -> tuple[RaffleOrder, Win] | None:
+        o, w = self._orders, self._wins
+        query = (
+            select(o, w)
+            .join(w, w.c.order_id == o.c.order_id)
+            .where(o.c.user_id == user_id, o.c.order_id == order_id)
+        )
+        row = (await self._connection.execute(query)).first()
+        if row is None:
+            return None
+        return _order(row._mapping, o), win_from_row(row._mapping, w)
+
 
 # Rows are read by column object: an order joined with its win has two of each of
 # user_id, activity_id, strategy_id, state and created_at.

@@ -94,6 +94,7 @@ async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Res
         audience=raffle.tags,
         caps=raffle.caps,
         join_codes=raffle.join_codes,
+        seeds=raffle.seeds,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])
