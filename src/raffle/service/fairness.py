@@ -42,6 +42,7 @@ class SeedBook:
         self._seeds: dict[int, tuple[float, Sequence[ServerSeed]]] = {}
         self._clients: dict[str, tuple[float, str | None]] = {}
         self._odds: dict[int, tuple[DrawEngine, str]] = {}
+        self._revealed: dict[str | tuple[int, int], ServerSeed] = {}
 
     async def in_force(
         self, activity: Activity, engine: DrawEngine, user_id: str, now: datetime
@@ -108,6 +109,27 @@ class SeedBook:
             await uow.commit()
         self._seeds.pop(activity.id, None)
         return upcoming
+
+    async def of_receipt(
+        self, commitment: str, activity_id: int, period: int, config: Callable[[], UnitOfWork]
+    ) -> ServerSeed | None:
+        """The seed a receipt names: by its commitment, else (a commitment changed) by its
+        activity and period. Revealed ones are kept: they never change again."""
+        if (known := self._revealed.get(commitment)) is not None:
+            return known
+        if (known := self._revealed.get((activity_id, period))) is not None:
+            return known
+        async with config() as uow:
+            seed = await uow.seeds.by_commitment(commitment)
+            if seed is None:
+                seed = await uow.seeds.get(activity_id, period)
+        return seed
+
+    def keep_revealed(self, seed: ServerSeed) -> None:
+        if len(self._revealed) > 10_000:  # a bound on memory
+            self._revealed.clear()
+        self._revealed[seed.commitment] = seed
+        self._revealed[seed.activity_id, seed.period] = seed
 
     def forget(self) -> None:
         self._seeds.clear()

@@ -44,14 +44,12 @@ async def verify(
     """The receipt recomputed from its revealed seed and the activity's published odds.
     The seed is found by the receipt's commitment, or (a commitment changed) by its activity
     and period; with neither, those three fields are what differs."""
-    async with config() as uow:
-        seed = await uow.seeds.by_commitment(receipt.commitment)
-        if seed is None:
-            seed = await uow.seeds.get(receipt.activity_id, receipt.period)
+    seed = await seeds.of_receipt(receipt.commitment, receipt.activity_id, receipt.period, config)
     if seed is None:
         return Verdict(True, ("activity_id", "period", "commitment"))
     if not seed.revealed(now):
         return Verdict(False)
+    seeds.keep_revealed(seed)
     activity = await catalogue.activity(seed.activity_id)
     engine = await catalogue.engine(activity)
     odds = seeds.odds_hash(engine)

