@@ -87,3 +87,49 @@ async def test_receipts_of_concurrent_draws_match_once_the_seed_is_revealed(buil
     [(_, later)] = await receipts(raffle, 1, 1)
     assert later.receipt is not None
     assert later.receipt.commitment == before.next.commitment
+
+
+def _environment(raffle: Raffle, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line pointed at the raffle's databases and Redis."""
+    s = raffle.settings
+    monkeypatch.setenv("RAFFLE_DATABASE_URL", s.database_url)
+    monkeypatch.setenv("RAFFLE_SHARD_URLS", s.shard_urls)
+    monkeypatch.setenv("RAFFLE_SHARD_TABLES", str(s.shard_tables))
+    if s.redis_url:
+        monkeypatch.setenv("RAFFLE_REDIS_URL", s.redis_url)
+
+
+def _lines(path: Path, receipts: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in receipts), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("build", ["postgres+redis"], indirect=True)
+async def test_raffle_verify_matches_10000_receipts_and_names_each_changed_field(
+    build: Build, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Drawn three days ago: their period is over by now, its seed revealed to the command.
+    clock = SettableClock(datetime.now(UTC) - timedelta(days=3))
+    pack = QuotaPack(WELCOME, 5, 5, 5)
+    raffle = await build(campaign(rate="0.2", stock=1500, pack=pack, now=clock.current), clock)
+    results = await receipts(raffle, 2000, 5)
+    drawn = [r.receipt.to_json() for _, r in results if r.receipt is not None]
+    assert len(drawn) == 10_000
+    _environment(raffle, monkeypatch)
+    cli = CliRunner()
+
+    done = await asyncio.to_thread(
+        cli.invoke, main, ["verify", str(_lines(tmp_path / "all.jsonl", drawn))]
+    )
+    assert done.exit_code == 0, done.output
+    assert done.output.count(": matches\n") == 10_000
+    assert done.output.endswith("10000 receipt(s): 10000 match, 0 differ, 0 not revealed yet\n")
+
+    for name in SEALED:
+        changed = [{**r, name: flipped(r[name])} for r in drawn]
+        path = _lines(tmp_path / f"{name}.jsonl", changed)
+        done = await asyncio.to_thread(cli.invoke, main, ["verify", str(path)])
+        assert done.exit_code == 1, (name, done.output[-500:])
+        said = [line for line in done.output.splitlines() if "order" in line]
+        assert len(said) == 10_000
+        assert all(line.split(": differs: ")[1].split(", ").count(name) == 1 for line in said), name
