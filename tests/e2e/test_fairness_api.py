@@ -51,7 +51,8 @@ async def test_a_draw_is_verified_after_a_rotation_and_no_seed_shows_before(
     )  # fmt: skip
     assert (receipt["award_id"], receipt["rule"]) == (drawn["award_id"], drawn["rule"])
     default = (await api.client.get("/api/me/client-seed", headers=bob)).json()["client_seed"]
-    assert default and default != "lucky-7"
+    assert default
+    assert default != "lucky-7"
 
     before = (await api.client.get(f"/api/activities/{ACTIVITY}/fairness")).json()
     assert receipt["commitment"] == before["current"]["commitment"]

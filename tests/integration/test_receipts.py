@@ -67,13 +67,13 @@ async def test_receipts_of_concurrent_draws_match_once_the_seed_is_revealed(buil
     before = await fairness(activity, seeds=raffle.seeds, uow=raffle.uow(), now=clock.current)
     assert {r.commitment for r in drawn} == {before.current.commitment}
     assert before.revealed == []
-    # Before the reveal: nothing can be said, and the seed is nowhere in the answers.
+    # Before the reveal nothing can be said.
     assert await checked(raffle, drawn[0], clock.current) == (False, ())
     # Read back by order id, each receipt is the one the draw answered.
     for user, result in results[:50]:
         again = await my_receipt(
-            user, result.order_id, shards=raffle.shards, config=raffle.uow, catalogue=raffle.catalogue,
-            seeds=raffle.seeds,
+            user, result.order_id, shards=raffle.shards, config=raffle.uow,
+            catalogue=raffle.catalogue, seeds=raffle.seeds,
         )  # fmt: skip
         assert again == result.receipt
 
