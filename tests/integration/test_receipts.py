@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from raffle.bootstrap import Raffle
 from raffle.domain.quota import NoChances, QuotaPack
-from raffle.domain.receipts import OUT, SEALED, Receipt
+from raffle.domain.receipts import FIELDS, OUT, Receipt
 from raffle.entrypoints.cli import main
 from raffle.service.draw import Draw, DrawResult, draw
 from raffle.service.fairness import ROTATION_GRACE, fairness
@@ -125,7 +125,7 @@ async def test_raffle_verify_matches_10000_receipts_and_names_each_changed_field
     assert done.output.count(": matches\n") == 10_000
     assert done.output.endswith("10000 receipt(s): 10000 match, 0 differ, 0 not revealed yet\n")
 
-    for name in SEALED:
+    for name in FIELDS:
         changed = [{**r, name: flipped(r[name])} for r in drawn]
         path = _lines(tmp_path / f"{name}.jsonl", changed)
         done = await asyncio.to_thread(cli.invoke, main, ["verify", str(path)])

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from raffle.domain.receipts import OUT, SEALED, BadReceipt, Receipt
+from raffle.domain.receipts import FIELDS, OUT, SEALED, BadReceipt, Receipt
 from tests.unit.receipt_world import ReceiptWorld
 from tests.unit.usecase_world import PRIZE, THANKS
 
@@ -47,7 +47,7 @@ async def test_one_byte_changed_in_any_field_is_named() -> None:
     for receipt in receipts:
         assert receipt is not None
         data = receipt.to_json()
-        for name in SEALED:
+        for name in FIELDS:
             changed = Receipt.from_json({**data, name: flipped(data[name])})
             assert name in await rw.differences(changed), name
         for name in SEALED:
@@ -62,7 +62,7 @@ async def test_an_outcome_that_differs_from_the_seeds_is_named_even_when_sealed(
     other = PRIZE if receipt.award_id == THANKS else THANKS
     from raffle.domain.receipts import sealed
 
-    values = {n: getattr(receipt, n) for n in SEALED}
+    values = {n: getattr(receipt, n) for n in FIELDS}
     forged = sealed(rw.seed(receipt).secret, **{**values, "award_id": other})
     assert await rw.differences(forged) == ["award_id"]
 

@@ -40,16 +40,24 @@ class ServerSeed:
     secret: bytes = field(repr=False)
     starts_at: datetime
     ends_at: datetime
+    commitment: str = field(init=False, compare=False)  # computed once: every receipt has it
+    # HMAC-SHA256 keyed with the seed, copied for each message: the key is set up once.
+    mac: hmac.HMAC = field(init=False, repr=False, compare=False)
 
-    @property
-    def commitment(self) -> str:
-        return commitment(self.secret)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "commitment", commitment(self.secret))
+        object.__setattr__(self, "mac", keyed(self.secret))
 
     def revealed(self, now: datetime) -> bool:
         return now >= self.ends_at
 
     def covers(self, at: datetime) -> bool:
         return self.starts_at <= at < self.ends_at
+
+
+def keyed(seed: bytes) -> hmac.HMAC:
+    """HMAC-SHA256 keyed with `seed`, to copy for each message."""
+    return hmac.new(seed, digestmod=hashlib.sha256)
 
 
 def check_client_seed(text: str) -> str:
@@ -74,8 +82,10 @@ class HmacStream:
 
     __slots__ = ("_counter", "_key", "_prefix", "_words")
 
-    def __init__(self, seed: bytes, client_seed: str, order_id: str, nonce: int) -> None:
-        self._key = seed
+    def __init__(
+        self, seed: bytes | hmac.HMAC, client_seed: str, order_id: str, nonce: int
+    ) -> None:
+        self._key = keyed(seed) if isinstance(seed, bytes) else seed
         self._prefix = f"{client_seed}|{order_id}|{nonce}|".encode()
         self._counter = 0
         self._words: list[int] = []
@@ -93,7 +103,9 @@ class HmacStream:
 
     def _word(self) -> int:
         if not self._words:
-            block = hmac.digest(self._key, self._prefix + str(self._counter).encode(), "sha256")
+            mac = self._key.copy()
+            mac.update(self._prefix + str(self._counter).encode())
+            block = mac.digest()
             self._counter += 1
             self._words = [int.from_bytes(block[i : i + 8], "big") for i in (24, 16, 8, 0)]
         return self._words.pop()

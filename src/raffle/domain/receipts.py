@@ -11,7 +11,7 @@ from typing import Any
 from raffle.domain.awards import Award
 from raffle.domain.engine import DrawEngine, Outcome
 from raffle.domain.errors import RaffleError
-from raffle.domain.fairness import HmacStream, ServerSeed, canonical, commitment
+from raffle.domain.fairness import HmacStream, ServerSeed, canonical, commitment, keyed
 from raffle.domain.rules import LISTED, DrawContext, parse_listed
 from raffle.domain.strategy import Strategy
 
@@ -71,7 +71,7 @@ class Receipt:
     seals: Mapping[str, str]
 
     def to_json(self) -> dict[str, Any]:
-        data = {f: _plain(getattr(self, f)) for f in SEALED}
+        data = {f: _plain(getattr(self, f)) for f in FIELDS}
         data["seals"] = dict(self.seals)
         return data
 
@@ -102,21 +102,38 @@ class Receipt:
             raise BadReceipt(f"the receipt does not read: {error}") from None
 
 
-SEALED = tuple(f.name for f in fields(Receipt) if f.name != "seals")
+FIELDS = tuple(f.name for f in fields(Receipt) if f.name != "seals")
+# The inputs the outcome is computed from: a change in one changes the whole stream, so each
+# is sealed to be named. The commitment, the odds' hash and the outcome are checked directly.
+SEALED = ("activity_id", "period", "order_id", "nonce", "client_seed", "listed", "trail")
 
 
 def _plain(value: Any) -> Any:
     return value.to_json() if isinstance(value, Trail) else value
 
 
-def seal(seed: bytes, name: str, value: Any) -> str:
-    message = name.encode() + b"=" + canonical(_plain(value))
-    return hmac.digest(seed, message, "sha256").hex()[:32]
+def seal(seed: hmac.HMAC, name: str, value: Any) -> str:
+    """HMAC-SHA256(seed, "name=" + the value as canonical JSON), its first 16 bytes in hex."""
+    mac = seed.copy()
+    mac.update(name.encode() + b"=" + _json(value))
+    return mac.hexdigest()[:32]
 
 
-def sealed(seed: bytes, **values: Any) -> Receipt:
-    """A receipt of `values` (every field but the seals), sealed under `seed`."""
-    seals = {name: seal(seed, name, values[name]) for name in SEALED}
+def _json(value: Any) -> bytes:
+    """canonical(value), quicker for the scalars every draw seals."""
+    if value is None or isinstance(value, bool):
+        return b"null" if value is None else (b"true" if value else b"false")
+    if isinstance(value, int):
+        return str(value).encode()
+    if isinstance(value, str) and value.isascii() and value.isalnum():
+        return b'"' + value.encode() + b'"'
+    return canonical(_plain(value))
+
+
+def sealed(seed: bytes | hmac.HMAC, **values: Any) -> Receipt:
+    """A receipt of `values` (every field but the seals), its inputs sealed under `seed`."""
+    key = keyed(seed) if isinstance(seed, bytes) else seed
+    seals = {name: seal(key, name, values[name]) for name in SEALED}
     return Receipt(**values, seals=seals)
 
 
@@ -152,7 +169,8 @@ def differences(
 ) -> list[str]:
     """The receipt's fields that differ from what the server issued, or from what the
     revealed `seed` and the published odds (hash `odds`) give; empty: it matches."""
-    named = [n for n in SEALED if receipt.seals.get(n) != seal(seed, n, getattr(receipt, n))]
+    key = keyed(seed)
+    named = [n for n in SEALED if receipt.seals.get(n) != seal(key, n, getattr(receipt, n))]
     if commitment(seed) != receipt.commitment and "commitment" not in named:
         named.append("commitment")
     if receipt.odds_hash != odds and "odds_hash" not in named:
@@ -214,7 +232,7 @@ def issued(
 ) -> Receipt:
     """The receipt of a draw, sealed under its period's seed."""
     return sealed(
-        seed.secret,
+        seed.mac,
         activity_id=seed.activity_id,
         period=seed.period,
         order_id=order_id,

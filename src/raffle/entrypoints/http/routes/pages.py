@@ -1,4 +1,4 @@
-"""The web pages (the player's, its verifier, the console), served by the API's own process: plain HTML and ES modules, no build."""
+"""The web pages (player, verifier, console), served by the API: plain HTML and ES modules."""
 
 from __future__ import annotations
 
