@@ -18,7 +18,7 @@ from raffle.domain.quota import NoChances, QuotaPack
 from raffle.domain.receipts import FIELDS, OUT, Receipt
 from raffle.entrypoints.cli import main
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.fairness import ROTATION_GRACE, fairness
+from raffle.service.fairness import ROTATION_GRACE, SeedBook, fairness
 from raffle.service.receipts import my_receipt, verify
 from tests.integration.raffles import WELCOME, Build, SettableClock, campaign
 from tests.unit.test_receipts import flipped
@@ -133,3 +133,18 @@ async def test_raffle_verify_matches_10000_receipts_and_names_each_changed_field
         said = [line for line in done.output.splitlines() if "order" in line]
         assert len(said) == 10_000
         assert all(line.split(": differs: ")[1].split(", ").count(name) == 1 for line in said), name
+
+
+async def test_a_client_seed_set_in_one_process_reaches_the_others(build: Build) -> None:
+    clock = SettableClock(datetime(2026, 11, 21, 4, tzinfo=UTC))
+    raffle = await build(campaign(now=clock.current), clock)
+    other = SeedBook(raffle.uow, ttl=0)  # another process's book, reading at every draw
+    before = await other.client_seed("alice")
+    assert before == await raffle.seeds.client_seed("alice")  # the default made from the id
+    await raffle.seeds.set_client_seed("alice", "lucky-7", clock.current)
+    await raffle.seeds.set_client_seed("bob", "b0b", clock.current + timedelta(seconds=1))
+    assert await other.client_seed("alice") == "lucky-7"
+    assert await other.client_seed("bob") == "b0b"
+    await raffle.seeds.set_client_seed("alice", "lucky-8", clock.current + timedelta(seconds=2))
+    assert await other.client_seed("alice") == "lucky-8"
+    assert await other.client_seed("carol") not in {"lucky-8", "b0b"}

@@ -11,7 +11,9 @@ from tests.unit.fakes import ConfigStore, FakeUnitOfWork
 
 
 class FakeSeeds:
-    def __init__(self, seeds: dict[tuple[int, int], ServerSeed], clients: dict[str, str]) -> None:
+    def __init__(
+        self, seeds: dict[tuple[int, int], ServerSeed], clients: dict[str, tuple[str, datetime]]
+    ) -> None:
         self.seeds, self.clients = seeds, clients
 
     async def add(self, seed: ServerSeed) -> bool:
@@ -53,11 +55,11 @@ class FakeSeeds:
             self.seeds[(activity_id, period + 1)] = replace(nxt, starts_at=at, ends_at=next_ends_at)
         return True
 
-    async def client_seed(self, user_id: str) -> str | None:
-        return self.clients.get(user_id)
+    async def client_seeds(self, since: datetime | None) -> Sequence[tuple[str, str, datetime]]:
+        return [(u, s, at) for u, (s, at) in self.clients.items() if since is None or at > since]
 
     async def set_client_seed(self, user_id: str, seed: str, at: datetime) -> None:
-        self.clients[user_id] = seed
+        self.clients[user_id] = (seed, at)
 
 
 class SeededUnitOfWork(FakeUnitOfWork):

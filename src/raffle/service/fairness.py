@@ -3,6 +3,7 @@ revealed when the period ends; and the players' client seeds."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -26,21 +27,25 @@ from raffle.service.ports import UnitOfWork
 # seeds within its cache's time to live (shorter), so none draws on a seed once revealed.
 ROTATION_GRACE = timedelta(seconds=2)
 REVEALED_SHOWN = 30  # past seeds the fairness page lists
+CLIENT_OVERLAP = timedelta(minutes=1)
 
 
 class SeedBook:
-    """The seeds in force and the client seeds, cached per process like the catalogue: a
-    draw finds its seed in memory. Seeds are re-read after `ttl` seconds, and at once when
-    the cached ones cover no longer the draw's time."""
+    """The seeds in force and the players' own client seeds, held per process: a draw finds
+    both in memory. Seeds are re-read after `ttl` seconds, and at once when the cached ones no
+    longer cover the draw's time; client seeds set since the last look are read every `ttl`
+    seconds, all of them in one query. One read at a time: the draws in flight wait for it
+    rather than each making its own."""
 
-    def __init__(
-        self, uow: Callable[[], UnitOfWork], ttl: float = 1.0, client_ttl: float = 30.0
-    ) -> None:
+    def __init__(self, uow: Callable[[], UnitOfWork], ttl: float = 1.0) -> None:
         self._uow = uow
         self._ttl = ttl
-        self._client_ttl = client_ttl
         self._seeds: dict[int, tuple[float, Sequence[ServerSeed]]] = {}
-        self._clients: dict[str, tuple[float, str | None]] = {}
+        self._reading = asyncio.Lock()
+        self._clients: dict[str, str] = {}  # the players who set their own
+        self._clients_until = 0.0  # monotonic time of the next look for new ones
+        self._clients_since: datetime | None = None  # the latest change seen
+        self._clients_reading = asyncio.Lock()
         self._odds: dict[int, tuple[DrawEngine, str]] = {}
         self._revealed: dict[str | tuple[int, int], ServerSeed] = {}
 
@@ -51,13 +56,19 @@ class SeedBook:
         return SeedInForce(seed, await self.client_seed(user_id), self.odds_hash(engine))
 
     async def current(self, activity: Activity, now: datetime) -> ServerSeed:
-        cached = self._seeds.get(activity.id)
-        if cached is not None and cached[0] > time.monotonic():
-            for seed in cached[1]:
-                if seed.covers(now):
-                    return seed
-        upcoming = await self.upcoming(activity, now)
+        if (seed := self._cached(activity.id, now)) is not None:
+            return seed
+        async with self._reading:
+            if (seed := self._cached(activity.id, now)) is not None:
+                return seed
+            upcoming = await self.upcoming(activity, now)
         return next(s for s in upcoming if s.covers(now))
+
+    def _cached(self, activity_id: int, now: datetime) -> ServerSeed | None:
+        cached = self._seeds.get(activity_id)
+        if cached is None or cached[0] <= time.monotonic():
+            return None
+        return next((s for s in cached[1] if s.covers(now)), None)
 
     async def upcoming(self, activity: Activity, now: datetime) -> Sequence[ServerSeed]:
         """The seed in force at `now` and the next one, both made (and so committed) if
@@ -69,22 +80,31 @@ class SeedBook:
         return upcoming
 
     async def client_seed(self, user_id: str) -> str:
-        cached = self._clients.get(user_id)
-        if cached is None or cached[0] <= time.monotonic():
+        if self._clients_until <= time.monotonic():
+            await self._read_clients()
+        return self._clients.get(user_id) or default_client_seed(user_id)
+
+    async def _read_clients(self) -> None:
+        async with self._clients_reading:
+            if self._clients_until > time.monotonic():
+                return
+            # Read again what changed shortly before the latest change seen: a transaction
+            # that committed late with an earlier time is not missed.
+            since = None if self._clients_since is None else self._clients_since - CLIENT_OVERLAP
             async with self._uow() as uow:
-                own = await uow.seeds.client_seed(user_id)
-            if len(self._clients) > 100_000:  # a bound on memory, not on correctness
-                self._clients.clear()
-            cached = (time.monotonic() + self._client_ttl, own)
-            self._clients[user_id] = cached
-        return cached[1] or default_client_seed(user_id)
+                changed = await uow.seeds.client_seeds(since)
+            for user_id, seed, at in changed:
+                self._clients[user_id] = seed
+                if self._clients_since is None or at > self._clients_since:
+                    self._clients_since = at
+            self._clients_until = time.monotonic() + self._ttl
 
     async def set_client_seed(self, user_id: str, seed: str, now: datetime) -> str:
         check_client_seed(seed)
         async with self._uow() as uow:
             await uow.seeds.set_client_seed(user_id, seed, now)
             await uow.commit()
-        self._clients.pop(user_id, None)
+        self._clients[user_id] = seed
         return seed
 
     def odds_hash(self, engine: DrawEngine) -> str:

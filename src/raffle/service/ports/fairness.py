@@ -41,8 +41,8 @@ class SeedRepository(Protocol):
         if the period is still running: a compare-and-set, so one of many rotations wins."""
         ...
 
-    async def client_seed(self, user_id: str) -> str | None:
-        """The client seed the player set, if any."""
+    async def client_seeds(self, since: datetime | None) -> Sequence[tuple[str, str, datetime]]:
+        """The client seeds players set after `since` (all if None): user, seed, when."""
         ...
 
     async def set_client_seed(self, user_id: str, seed: str, at: datetime) -> None: ...

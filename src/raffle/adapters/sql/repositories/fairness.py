@@ -86,9 +86,12 @@ class SqlSeedRepository:
         )
         return True
 
-    async def client_seed(self, user_id: str) -> str | None:
-        query = select(client_seed.c.seed).where(client_seed.c.user_id == user_id)
-        return (await self._connection.execute(query)).scalar_one_or_none()
+    async def client_seeds(self, since: datetime | None) -> Sequence[tuple[str, str, datetime]]:
+        c = client_seed.c
+        query = select(c.user_id, c.seed, c.updated_at)
+        if since is not None:
+            query = query.where(c.updated_at > since)
+        return [(r.user_id, r.seed, r.updated_at) for r in await self._connection.execute(query)]
 
     async def set_client_seed(self, user_id: str, seed: str, at: datetime) -> None:
         row = {"user_id": user_id, "seed": seed, "updated_at": at}

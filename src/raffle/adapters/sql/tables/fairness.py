@@ -27,5 +27,6 @@ client_seed = Table(
     Column("user_id", String(32), primary_key=True),
     Column("seed", String(64), nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
+    Index(None, "updated_at"),  # each process reads what changed since it last looked
     mysql_charset="utf8mb4",
 )
