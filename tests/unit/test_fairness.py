@@ -15,6 +15,7 @@ from raffle.domain.fairness import (
 )
 from raffle.service.simulation import simulate_users
 from raffle.service.statistics import chi_square_p_value
+from tests.unit.builders import engine
 
 SEED = bytes(range(32))
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.yaml"))
@@ -86,10 +87,14 @@ def test_a_period_ends_at_the_next_midnight_in_the_zone_or_at_the_close() -> Non
 
 
 def test_the_odds_hash_names_the_listed_group_by_its_size_only() -> None:
-    campaign = read_campaign(EXAMPLES[0])
-    awards = {a.id: a for a in campaign.awards}
-    for e in campaign.engines().values():
-        assert odds_hash(e.strategy, awards, False) != odds_hash(e.strategy, awards, True)
+    def hashed(listed: str, rate: str = "0.5", perfect: bool = False) -> str:
+        e = engine({2: rate}, rules=(("listed", listed),))
+        return odds_hash(e.strategy, e.awards, perfect)
+
+    assert hashed("2:ann,bob") == hashed("2:cid,dan")  # who they are is not published
+    others = {hashed("2:ann"), hashed("2:ann,bob", rate="0.4"), hashed("2:ann,bob", perfect=True)}
+    assert hashed("2:ann,bob") not in others
+    assert len(others) == 3
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

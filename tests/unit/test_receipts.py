@@ -89,3 +89,15 @@ async def test_the_draws_answer_carries_the_receipt_as_its_schema_writes_it() ->
         assert result.receipt is not None
         assert draw_json(result, award) == DrawOut.of(result, award).model_dump_json()
         assert json.loads(draw_json(result, award))["receipt"] == result.receipt.to_json()
+
+
+def test_a_seal_hashes_the_values_canonical_json() -> None:
+    from raffle.domain.fairness import canonical, keyed
+    from raffle.domain.receipts import Trail, seal
+
+    key = bytes(32)
+    for value in (0, 7, 2**40, True, False, None, "abc123", "lucky-7", 'q"uote', Trail((2,), ())):
+        plain = value.to_json() if isinstance(value, Trail) else value
+        mac = keyed(key)
+        mac.update(b"name=" + canonical(plain))
+        assert seal(keyed(key), "name", value) == mac.hexdigest()[:32], value
