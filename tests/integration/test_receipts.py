@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import inspect
 
+from raffle.adapters.sql.migrate import downgrade, upgrade
+from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.bootstrap import Raffle
 from raffle.domain.quota import NoChances, QuotaPack
 from raffle.domain.receipts import FIELDS, OUT, Receipt
@@ -148,3 +151,21 @@ async def test_a_client_seed_set_in_one_process_reaches_the_others(build: Build)
     await raffle.seeds.set_client_seed("alice", "lucky-8", clock.current + timedelta(seconds=2))
     assert await other.client_seed("alice") == "lucky-8"
     assert await other.client_seed("carol") not in {"lucky-8", "b0b"}
+
+
+async def test_0025_undoes_itself_on_every_shard_table(database_url: str) -> None:
+    await upgrade(database_url, shard_tables=4)
+    await downgrade(database_url, "0021", shard_tables=4)
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            names = await connection.run_sync(lambda c: inspect(c).get_table_names())
+            columns = await connection.run_sync(
+                lambda c: [col["name"] for col in inspect(c).get_columns("raffle_order_003")]
+            )
+    finally:
+        await engine.dispose()
+    assert "draw_seed" not in names
+    assert "client_seed" not in names
+    assert "proof" not in columns
+    await upgrade(database_url, shard_tables=4)

@@ -101,3 +101,27 @@ def test_a_seal_hashes_the_values_canonical_json() -> None:
         mac = keyed(key)
         mac.update(b"name=" + canonical(plain))
         assert seal(keyed(key), "name", value) == mac.hexdigest()[:32], value
+
+
+async def test_closing_an_activity_early_ends_its_period_and_reveals_the_seed() -> None:
+    from raffle.domain.activity import ActivityState
+    from raffle.service.fairness import ROTATION_GRACE, fairness
+    from raffle.service.receipts import verify
+
+    rw = ReceiptWorld(rate="0.5")
+    receipt = (await rw.draw("alice")).receipt
+    assert receipt is not None
+    now = rw.w.clock.now()
+    activity = await rw.w.catalogue.activity(1)
+    running = await fairness(activity, seeds=rw.seeds, uow=rw.uow(), now=now)
+    assert running.current.ends_at - now > ROTATION_GRACE  # not before midnight
+    rw.w.set_state(ActivityState.CLOSED)
+    closed = await rw.w.catalogue.activity(1)
+    ended = await fairness(closed, seeds=rw.seeds, uow=rw.uow(), now=now)
+    assert ended.current.period == running.current.period
+    assert ended.current.ends_at == now + ROTATION_GRACE
+    after = now + ROTATION_GRACE
+    found = await verify(
+        receipt, config=rw.uow, catalogue=rw.w.catalogue, seeds=rw.seeds, now=after
+    )
+    assert (found.revealed, found.differs) == (True, ())

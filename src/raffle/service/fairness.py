@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from raffle.domain.activity import Activity
+from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.engine import DrawEngine
 from raffle.domain.fairness import (
     SEED_BYTES,
@@ -151,6 +151,17 @@ class SeedBook:
         self._revealed[seed.commitment] = seed
         self._revealed[seed.activity_id, seed.period] = seed
 
+    async def closed(self, activity: Activity, now: datetime) -> None:
+        """A closed activity's period ends with it: the first look after an operator closed
+        it early rotates the seed (revealed after the grace, as any rotation)."""
+        if activity.state is not ActivityState.CLOSED:
+            return
+        async with self._uow() as uow:
+            upcoming = await uow.seeds.upcoming(activity.id, now)
+        current = next((s for s in upcoming if s.covers(now)), None)
+        if current is not None and current.ends_at > now + ROTATION_GRACE:
+            await self.rotate(activity, now)
+
     def forget(self) -> None:
         self._seeds.clear()
 
@@ -192,6 +203,7 @@ class Fairness:
 async def fairness(
     activity: Activity, *, seeds: SeedBook, uow: UnitOfWork, now: datetime
 ) -> Fairness:
+    await seeds.closed(activity, now)
     upcoming = await seeds.upcoming(activity, now)
     async with uow:
         revealed = await uow.seeds.revealed(activity.id, now, REVEALED_SHOWN)

@@ -47,10 +47,11 @@ async def verify(
     seed = await seeds.of_receipt(receipt.commitment, receipt.activity_id, receipt.period, config)
     if seed is None:
         return Verdict(True, ("activity_id", "period", "commitment"))
+    activity = await catalogue.activity(seed.activity_id)
     if not seed.revealed(now):
+        await seeds.closed(activity, now)
         return Verdict(False)
     seeds.keep_revealed(seed)
-    activity = await catalogue.activity(seed.activity_id)
     engine = await catalogue.engine(activity)
     odds = seeds.odds_hash(engine)
     found = differences(receipt, seed.secret, engine.strategy, engine.awards, engine.perfect, odds)
