@@ -1,4 +1,6 @@
-"""Draw-engine throughput: plain alias-table draws and full-pipeline draws, CSPRNG, one process.
+"""Draw-engine throughput: plain alias-table draws and full-pipeline draws, CSPRNG, one process;
+and full-pipeline draws on a committed seed (a stream of HMAC-SHA256 of their own each), with
+and without issuing their receipts: the extra work per draw of verifiable draws.
 
 Run: python bench/engine.py [--draws N] [--repeat R]
 """
@@ -8,17 +10,23 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from raffle.adapters.memory_stock import MemoryStock
 from raffle.adapters.randomness import SystemRandomSource
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.engine import DrawEngine
+from raffle.domain.fairness import HmacStream, ServerSeed, odds_hash
+from raffle.domain.receipts import Proof, Trail, issued
 from raffle.domain.rules import DrawContext
 from raffle.domain.sampler import AliasTable
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 
 FALLBACK = 1
+SEED = ServerSeed(
+    1, 1, bytes(32), datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC)
+)
 
 
 def build(prizes: int) -> DrawEngine:
@@ -51,7 +59,10 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'prizes':>7} {'plain draws/s':>15} {'pipeline draws/s':>17}")
+    print(
+        f"{'prizes':>7} {'plain draws/s':>15} {'pipeline draws/s':>17} {'seeded draws/s':>15} "
+        f"{'with receipts/s':>16} {'extra µs/draw':>14}"
+    )
     for prizes in (10, 1000):
         engine = build(prizes)
         rng, stock, ctx = SystemRandomSource(), MemoryStock([engine.strategy]), DrawContext("u", 3)
@@ -67,9 +78,28 @@ def main() -> None:
             for _ in range(n):
                 draw(ctx, rng, stock)
 
+        def seeded(n: int, engine=engine, stock=stock, ctx=ctx) -> None:  # type: ignore[no-untyped-def]
+            draw = engine.draw
+            for i in range(n):
+                draw(ctx, HmacStream(SEED.secret, "client", f"order-{i}", 3), stock)
+
+        odds = odds_hash(engine.strategy, engine.awards, engine.perfect)
+
+        def receipted(n: int, engine=engine, stock=stock, ctx=ctx, odds=odds) -> None:  # type: ignore[no-untyped-def]
+            draw = engine.draw
+            for i in range(n):
+                order = f"order-{i}"
+                outcome = draw(ctx, HmacStream(SEED.secret, "client", order, 3), stock)
+                proof = Proof(SEED.period, "client", False, Trail(tuple(sorted(engine.exhausted))))
+                proof.to_text()
+                issued(SEED, odds, proof, order, 3, outcome)
+
+        piped = rate(pipeline, args.draws // 4, args.repeat)
+        with_receipts = rate(receipted, args.draws // 20, args.repeat)
         print(
-            f"{prizes:>7} {rate(plain, args.draws, args.repeat):>15,.0f} "
-            f"{rate(pipeline, args.draws // 4, args.repeat):>17,.0f}"
+            f"{prizes:>7} {rate(plain, args.draws, args.repeat):>15,.0f} {piped:>17,.0f} "
+            f"{rate(seeded, args.draws // 4, args.repeat):>15,.0f} {with_receipts:>16,.0f} "
+            f"{(1 / with_receipts - 1 / piped) * 1e6:>14.1f}"
         )
 
 

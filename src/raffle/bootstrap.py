@@ -67,6 +67,7 @@ from raffle.service.delivery import Fault, no_fault
 from raffle.service.deny_board import DenyBoard
 from raffle.service.draw_batch import BatchedDraws
 from raffle.service.draw_checks import DrawChecks
+from raffle.service.fairness import SeedBook
 from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.payments import Payments, PaymentsOff
 from raffle.service.ports import (
@@ -138,12 +139,14 @@ class Raffle:
     feed: FeedCache = field(default_factory=FeedCache)  # winners' feeds' first pages
     qr_codes: QrCodes | None = None  # orders' QR content: Redis, else this process's memory
     draw_checks: DrawChecks = field(init=False)  # what refuses a draw before its transaction
+    seeds: SeedBook = field(init=False)  # the committed seeds draws take, per process
 
     def __post_init__(self) -> None:
         self.join_codes = JoinCodeGate(self.uow)
         self.draw_checks = DrawChecks(
             self.deny, self.profiles, self.switches, self.limiter, self.join_codes
         )
+        self.seeds = SeedBook(self.uow, ttl=min(self.settings.catalogue_ttl_seconds, 1.0))
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])

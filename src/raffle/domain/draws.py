@@ -42,6 +42,9 @@ class RaffleOrder:
     created_at: datetime
     request_key: str | None = None  # the Idempotency-Key it was made under
     policy_id: int | None = None  # the participation policy that admitted it, if any
+    # What its receipt needs beyond the order (domain/receipts.py), as JSON: the seed's
+    # period, the client seed, whether the user was listed, the engine's trail.
+    proof: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from raffle.domain.randomness import RandomSource
 from raffle.domain.rules import (
     DEFAULT,
     GUARANTEE,
+    LISTED,
     POST_DRAW,
     PRE_DRAW,
     DrawContext,
@@ -20,6 +21,7 @@ from raffle.domain.rules import (
     PreDrawRule,
     Selection,
     parse_guarantees,
+    parse_listed,
 )
 from raffle.domain.sampler import AliasTable
 from raffle.domain.strategy import Exhaustion, Strategy, StrategyPrize
@@ -66,6 +68,7 @@ class DrawEngine:
         perfect: bool = False,
     ) -> None:
         self.strategy = strategy
+        self.awards = awards
         self._fallback_id = strategy.fallback.award_id
         _check_awards(strategy, awards)
         self._pre = _compile_pre(strategy, awards)
@@ -80,6 +83,10 @@ class DrawEngine:
         self._tables: dict[frozenset[int] | None, AliasTable | None] = {}
         self._thanks = frozenset(a.id for a in awards.values() if a.kind is AwardKind.THANKS)
         self.perfect = perfect
+        self._listed = frozenset(
+            user for name, value in strategy.rules if name == LISTED
+            for user in parse_listed(value)[1]
+        )  # fmt: skip
         self._renormalise = perfect or strategy.exhaustion is Exhaustion.REDISTRIBUTE
 
     @property
@@ -92,6 +99,10 @@ class DrawEngine:
         while self.needs_stock(outcome) and not stock.take(self.strategy.id, outcome.award_id):
             outcome = self.on_exhausted(outcome, ctx, rng)
         return outcome
+
+    def lists(self, user_id: str) -> bool:
+        """Whether the strategy's listed-users rule names the user."""
+        return user_id in self._listed
 
     def outcome(self, award_id: int) -> str:
         """How a draw that handed out `award_id` ended: LOSE, FALLBACK or WIN. The fallback

@@ -8,6 +8,7 @@ from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
 from raffle.service.catalogue import Catalogue
 from raffle.service.draw_checks import DrawChecks
+from raffle.service.fairness import SeedBook
 from raffle.service.participation import enter
 from raffle.service.ports import (
     UNMEASURED,
@@ -41,6 +42,7 @@ async def draw(
     caps: PrizeStock | None = None,
     checks: DrawChecks | None = None,
     ip: str | None = None,
+    seeds: SeedBook | None = None,
 ) -> DrawResult:
     """One draw for one user, in one transaction on the user's shard.
 
@@ -64,6 +66,8 @@ async def draw(
     lists, an operator's pause, the rate limit; `ip` is the client's address), the activity
     open, `checks.activity` (the join code), the fast-refusal look, the participation
     policies. Without `checks` (the tests of the draw itself) only the last three run.
+    With `seeds`, the draw's randomness comes from the period's committed seed and the
+    user's client seed, and its result carries a receipt (service/fairness.py).
     """
     now = clock.now()
     if checks is not None:
@@ -85,7 +89,8 @@ async def draw(
     await stock.prepare(activity.strategy_id)
     if caps is not None and activity.caps.counted:
         await caps.prepare(activity.id)
-    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps, entry)
+    fair = None if seeds is None else await seeds.in_force(activity, engine, cmd.user_id, now)
+    attempt = Attempt(cmd, activity, engine, welcome, stock, rng, now, caps, entry, fair)
     try:
         result = await shards.draws.run(attempt)
     except NoChances:

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from raffle.domain.activity import Activity
 from raffle.domain.delivery import WON
 from raffle.domain.draws import OrderState, OutboxMessage, RaffleOrder, Win
 from raffle.domain.engine import WIN, Outcome
+from raffle.domain.fairness import HmacStream
 from raffle.domain.notices import StockNotice
 from raffle.domain.policies import PERSON_CAP_RULE, Admission
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
+from raffle.domain.receipts import CAP, OUT, Proof, Receipt, Trail, issued
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
 from raffle.service.caps import Held, admit, release, within_caps
@@ -104,6 +107,7 @@ class Drawn:
     caps: Held = ()  # the activity's cap slots it took (service/caps.py)
     admission: Admission | None = None  # by its policies and per-person caps, if it has any
     notices: tuple[StockNotice, ...] = ()  # the thresholds its take of stock crossed
+    proof: Proof | None = None  # what its receipt needs beyond the order, if it has one
 
     def counting(self, attempt: Attempt) -> Counting | None:
         """What the draw adds to its participation counters, and the points it costs."""
@@ -115,8 +119,16 @@ class Drawn:
         o = self.outcome
         return DrawResult(
             self.order_id, attempt.activity.id, o.award_id, o.points, o.rule, self.draw_count,
-            attempt.now,
+            attempt.now, receipt=self.receipt(attempt),
         )  # fmt: skip
+
+    def receipt(self, attempt: Attempt) -> Receipt | None:
+        fair = attempt.fairness
+        if fair is None or self.proof is None:
+            return None
+        return issued(
+            fair.seed, fair.odds_hash, self.proof, self.order_id, self.draw_count, self.outcome
+        )
 
 
 def no_chances(attempt: Attempt) -> NoChances:
@@ -130,8 +142,20 @@ def replayed(attempt: Attempt, order: RaffleOrder, win: Win | None) -> DrawResul
     assert win is not None, "an order is always written with its win"
     return DrawResult(
         order.order_id, order.activity_id, win.award_id, win.points, win.rule,
-        order.draw_count, order.created_at, replayed=True,
+        order.draw_count, order.created_at, replayed=True, receipt=_receipt(attempt, order, win),
     )  # fmt: skip
+
+
+def _receipt(attempt: Attempt, order: RaffleOrder, win: Win) -> Receipt | None:
+    """A replayed draw's receipt, if its seed is the one in force (else: by its order id)."""
+    fair = attempt.fairness
+    if fair is None or order.proof is None:
+        return None
+    proof = Proof.from_text(order.proof)
+    if proof.period != fair.seed.period:
+        return None
+    outcome = Outcome(win.award_id, win.rule, win.points)
+    return issued(fair.seed, fair.odds_hash, proof, order.order_id, order.draw_count, outcome)
 
 
 async def _consume(
@@ -153,27 +177,44 @@ async def take_prize(
     """The strategy run for the user's `draw_count`th draw, the prize's stock taken, within
     the `admission`'s per-person caps (service/participation.py) and the activity's caps
     (service/caps.py)."""
-    engine, rng, stock = attempt.engine, attempt.rng, attempt.stock
+    engine, stock, fair = attempt.engine, attempt.stock, attempt.fairness
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
+    if fair is not None:  # the draw's own stream: its receipt pins every random number
+        stream = HmacStream(fair.seed.mac, fair.client_seed, order_id, draw_count)
+        attempt = replace(attempt, rng=stream)
+    rng = attempt.rng
     held = await admit(attempt, draw_count, order_id)  # the activity's participants cap
     left = None
+    exhausted = engine.exhausted  # what the engine knew, for the receipt
+    steps: list[tuple[Any, ...]] = []
     try:
         outcome = engine.choose(ctx, rng)
         while True:
-            outcome = _within_person_caps(attempt, admission, outcome)  # before any slot
-            outcome, held = await within_caps(attempt, outcome, order_id, held)  # its winners
+            capped = _within_person_caps(attempt, admission, outcome)  # before any slot
+            capped, held = await within_caps(attempt, capped, order_id, held)  # its winners
+            if capped is not outcome:
+                steps.append((CAP, capped.rule))
+                outcome = capped
             if not engine.needs_stock(outcome):
                 break
             if taken := await stock.take(engine.strategy.id, outcome.award_id, order_id):
                 left = taken.left
                 break
+            steps.append(
+                (OUT, outcome.award_id, tuple(sorted(engine.exhausted | {outcome.award_id})))
+            )
             outcome = engine.on_exhausted(outcome, ctx, rng)
     except BaseException:
         await release(attempt, order_id, held)
         raise
     notices = tuple(crossings(attempt, outcome.award_id, order_id, left))
-    return Drawn(order_id, draw_count, outcome, held, admission, notices)
+    proof = None
+    if fair is not None:
+        trail = Trail(tuple(sorted(exhausted)), tuple(steps))
+        listed = engine.lists(attempt.cmd.user_id)
+        proof = Proof(fair.seed.period, fair.client_seed, listed, trail)
+    return Drawn(order_id, draw_count, outcome, held, admission, notices, proof)
 
 
 def _within_person_caps(attempt: Attempt, admission: Admission | None, outcome: Outcome) -> Outcome:
@@ -223,6 +264,7 @@ def records(attempt: Attempt, drawn: Drawn) -> tuple[RaffleOrder, Win, OutboxMes
         now,
         cmd.request_key,
         drawn.admission.policy.policy_id if drawn.admission and drawn.admission.policy else None,
+        None if drawn.proof is None else drawn.proof.to_text(),
     )
     win = Win(
         order_id,

@@ -15,6 +15,7 @@ from raffle.adapters.sql.repositories.config import (
     SqlUserRepository,
 )
 from raffle.adapters.sql.repositories.content import SqlContentRepository
+from raffle.adapters.sql.repositories.fairness import SqlSeedRepository
 from raffle.adapters.sql.repositories.join_codes import SqlJoinCodeRepository
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
@@ -39,6 +40,7 @@ from raffle.service.ports import (
 )
 from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.content import ContentRepository
+from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 
@@ -63,6 +65,7 @@ class SqlUnitOfWork(TransactionScope):
     prize_images: PrizeImageRepository
     content: ContentRepository
     join_codes: JoinCodeRepository
+    seeds: SeedRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -80,6 +83,7 @@ class SqlUnitOfWork(TransactionScope):
         self.prize_images = SqlPrizeImageRepository(connection)
         self.content = SqlContentRepository(connection)
         self.join_codes = SqlJoinCodeRepository(connection)
+        self.seeds = SqlSeedRepository(connection)
 
 
 def create_engine(

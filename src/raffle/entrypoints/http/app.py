@@ -23,6 +23,7 @@ from raffle.entrypoints.http.routes import (
     docs,
     draw,
     engagement,
+    fairness,
     health,
     join_codes,
     pages,
@@ -81,7 +82,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     openapi.install(app, draw.document)
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, prize_pool, content, deny, join_codes, winners, payments,
+        delivery, profiles, prize_pool, content, deny, join_codes, winners, payments, fairness,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

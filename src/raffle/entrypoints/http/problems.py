@@ -35,6 +35,7 @@ from raffle.domain.errors import (
     RaffleError,
     Unavailable,
 )
+from raffle.domain.fairness import BadClientSeed
 from raffle.domain.fulfilment import (
     CodePoolEmpty,
     IllegalShipment,
@@ -69,6 +70,7 @@ from raffle.domain.prize_images import (
 from raffle.domain.profile_fields import FieldNotEditable, InvalidProfile, PhoneTaken
 from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
+from raffle.domain.receipts import BadReceipt
 from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.switches import InvalidSwitch
 from raffle.domain.tags import InvalidTag, MalformedCondition, TagCycle, TagInUse, UnknownTag
@@ -89,6 +91,7 @@ from raffle.service.catalogue import UnknownSku
 from raffle.service.idempotency import InvalidKey, KeyInFlight, KeyReused
 from raffle.service.payments import PaymentsOff
 from raffle.service.ports.payments import GatewayRefused
+from raffle.service.receipts import NoReceipt
 from raffle.service.route_trees import RouteTreeConflict, UnknownRouteTree
 
 MEDIA_TYPE = "application/problem+json"
@@ -125,6 +128,8 @@ STATUS: dict[type[RaffleError], int] = {
     JoinCodeInvalid: 422,
     InvalidJoinCodes: 422,
     InvalidCursor: 422,
+    BadClientSeed: 422,
+    BadReceipt: 422,
     # 401: who is asking is not known
     InvalidCredentials: 401,
     NotAuthenticated: 401,
@@ -158,6 +163,7 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownOrder: 404,
     UnknownPayment: 404,
     PaymentsOff: 404,
+    NoReceipt: 404,
     # 409: the request conflicts with the current state
     NotFailed: 409,
     ActivityNotOpen: 409,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from json.encoder import encode_basestring as _json_string
@@ -15,10 +16,12 @@ from raffle.domain.caps import Cap, Caps
 from raffle.domain.disclosure import DisclosedRule, ListedGroup
 from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
+from raffle.domain.receipts import Receipt
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.claim_schemas import ClaimTermsOut
 from raffle.entrypoints.http.examples import examples_of
+from raffle.entrypoints.http.fairness_schemas import ReceiptOut
 from raffle.entrypoints.http.participation_schemas import PersonCapsIO
 from raffle.entrypoints.http.prize_pool_schemas import CardOut
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
@@ -328,6 +331,11 @@ class DrawOut(BaseModel):
     card: CardOut | None = Field(
         None, description="The prize's card (level, image); history only, null for the fallback."
     )
+    receipt: ReceiptOut | None = Field(
+        None,
+        description="What the draw can be checked by once its seed is revealed; the draw "
+        "only (history: `GET /api/me/draws/{order_id}/receipt`).",
+    )
 
     @classmethod
     def of(cls, r: DrawResult, award: Award) -> DrawOut:
@@ -335,6 +343,7 @@ class DrawOut(BaseModel):
             order_id=r.order_id, activity_id=r.activity_id, award_id=r.award_id,
             award_title=award.title, award_kind=award.kind.value, points=r.points, rule=r.rule,
             draw_count=r.draw_count, created_at=r.created_at, state=WinState.CREATE.value,
+            receipt=ReceiptOut.of(r.receipt) if r.receipt else None,
         )  # fmt: skip
 
     @classmethod
@@ -360,8 +369,15 @@ def draw_json(r: DrawResult, award: Award) -> str:
         f'"award_kind":{_json_string(award.kind.value)},"points":{points},'
         f'"rule":{_json_string(r.rule)},"draw_count":{r.draw_count},'
         f'"created_at":"{_iso(r.created_at)}","state":"{WinState.CREATE.value}",'
-        '"delivery":null,"card":null}'
+        f'"delivery":null,"card":null,"receipt":{_receipt_json(r.receipt)}}}'
     )
+
+
+def _receipt_json(receipt: Receipt | None) -> str:
+    """`ReceiptOut.of(receipt)` as pydantic writes it: its fields are plain JSON values."""
+    if receipt is None:
+        return "null"
+    return json.dumps(receipt.to_json(), separators=(",", ":"), ensure_ascii=False)
 
 
 def _iso(at: datetime) -> str:

@@ -17,6 +17,7 @@ from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.content import ContentRepository
+from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
@@ -192,3 +193,4 @@ class UnitOfWork(Transaction, Protocol):
     prize_images: PrizeImageRepository
     content: ContentRepository
     join_codes: JoinCodeRepository
+    seeds: SeedRepository

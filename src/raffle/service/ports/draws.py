@@ -11,10 +11,12 @@ from typing import Protocol
 from raffle.domain.activity import Activity
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.engine import DrawEngine
+from raffle.domain.fairness import SeedInForce
 from raffle.domain.points import PointsOrder
 from raffle.domain.policies import Entry, Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.domain.randomness import RandomSource
+from raffle.domain.receipts import Receipt
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.runtime import PrizeStock
 
@@ -39,6 +41,7 @@ class DrawResult:
     draw_count: int
     created_at: datetime
     replayed: bool = False
+    receipt: Receipt | None = None  # what anyone can check the draw by (domain/receipts.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,9 @@ class Attempt:
     # activity as the "strategy" and the Cap as the "award". None: the activity has none.
     caps: PrizeStock | None = None
     entry: Entry | None = None  # the activity's policies and caps for the user, if it has any
+    # The committed seed the draw's randomness comes from, and what its receipt needs;
+    # None: the draw takes `rng` as it is.
+    fairness: SeedInForce | None = None
 
     def claim(self) -> Claim:
         """What taking its chance needs, for a batch."""

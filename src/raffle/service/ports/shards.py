@@ -96,6 +96,10 @@ class OrderRepository(Protocol):
         order id `before`."""
         ...
 
+    async def get(self, user_id: str, order_id: str) -> tuple[RaffleOrder, Win] | None:
+        """The user's draw of that order id, with its win."""
+        ...
+
 
 class WinRepository(Protocol):
     async def add(self, win: Win) -> None: ...

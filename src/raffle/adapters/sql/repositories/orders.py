@@ -34,6 +34,7 @@ class SqlOrderRepository:
             "request_key": order.request_key,
             "created_at": order.created_at,
             "policy_id": order.policy_id,
+            "proof": order.proof,
         }
         await self._connection.execute(insert_into(self._orders), row)
 
@@ -64,6 +65,18 @@ class SqlOrderRepository:
         rows = await self._connection.execute(query)
         return [(_order(row._mapping, o), win_from_row(row._mapping, w)) for row in rows]
 
+    async def get(self, user_id: str, order_id: str) -> tuple[RaffleOrder, Win] | None:
+        o, w = self._orders, self._wins
+        query = (
+            select(o, w)
+            .join(w, w.c.order_id == o.c.order_id)
+            .where(o.c.user_id == user_id, o.c.order_id == order_id)
+        )
+        row = (await self._connection.execute(query)).first()
+        if row is None:
+            return None
+        return _order(row._mapping, o), win_from_row(row._mapping, w)
+
 
 # Rows are read by column object: an order joined with its win has two of each of
 # user_id, activity_id, strategy_id, state and created_at.
@@ -78,4 +91,5 @@ def _order(row: Mapping[Any, Any], o: Table) -> RaffleOrder:
         created_at=row[o.c.created_at],
         request_key=row[o.c.request_key],
         policy_id=row[o.c.policy_id],
+        proof=row[o.c.proof],
     )

@@ -22,6 +22,7 @@ ORDER_COLUMNS = (
     "request_key",
     "created_at",
     "policy_id",
+    "proof",
 )
 WIN_COLUMNS = (
     "order_id",
@@ -59,6 +60,7 @@ def order_values(o: RaffleOrder, stamp: Stamp) -> tuple[Any, ...]:
         o.request_key,
         stamp(o.created_at),
         o.policy_id,
+        o.proof,
     )
 
 
@@ -93,6 +95,7 @@ def order_of(row: Sequence[Any], read: Read) -> RaffleOrder:
         read(created_at),
         key,
         row[8],
+        row[9],
     )
 
 

@@ -63,6 +63,11 @@ def policy_column() -> Column[int]:
     return Column("policy_id", BigInteger, nullable=True)
 
 
+def proof_column() -> Column[str]:
+    """What a raffle order's receipt needs beyond the order: added by migration 0025."""
+    return Column("proof", Text, nullable=True)
+
+
 def define(
     index: int,
     metadata: MetaData,
@@ -71,13 +76,15 @@ def define(
     wins_by_user: bool = False,
     policy: bool = True,
     feed: bool = True,
+    proof: bool = True,
 ) -> ShardTables:
     """The shard tables of one index; as migration 0002 made them with `errors=False`
     (0006 adds the award record's error columns) and `wins_by_user=True` (0008 drops the
     award record's index by user: nothing looks a user's wins up by it, they are found
     through the user's orders, and every draw paid for its upkeep) and `policy=False`
-    (0013 adds the raffle order's policy) and `feed=False` (0024 adds the award record's
-    index by activity and order id: the winners' feed pages by it)."""
+    (0013 adds the raffle order's policy), `feed=False` (0024 adds the award record's index by
+    activity and order id: the winners' feed pages by it) and `proof=False` (0025 adds the
+    raffle order's receipt proof)."""
     n = f"{index:03d}"
     return ShardTables(
         quota_account=Table(
@@ -132,6 +139,7 @@ def define(
             Column("request_key", String(128), nullable=True),
             Column("created_at", UtcDateTime, nullable=False),
             *([policy_column()] if policy else []),
+            *([proof_column()] if proof else []),
             Index(None, "user_id", "request_key", unique=True),
             Index(None, "user_id", "activity_id", "order_id"),
         ),

@@ -87,6 +87,7 @@ async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Res
         caps=raffle.caps,
         checks=raffle.draw_checks,
         ip=ip,
+        seeds=raffle.seeds,
     )
     awards = await raffle.catalogue.awards()
     body = draw_json(result, awards[result.award_id])

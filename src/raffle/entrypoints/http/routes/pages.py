@@ -1,4 +1,4 @@
-"""The two web pages, served by the API's own process: plain HTML and ES modules, no build."""
+"""The web pages (player, verifier, console), served by the API: plain HTML and ES modules."""
 
 from __future__ import annotations
 
@@ -27,6 +27,11 @@ router = APIRouter(include_in_schema=False)
 @router.get("/")
 async def player() -> FileResponse:
     return FileResponse(WEB / "player.html", headers=POLICY)
+
+
+@router.get("/verify")
+async def verify() -> FileResponse:
+    return FileResponse(WEB / "verify.html", headers=POLICY)
 
 
 @router.get("/console")

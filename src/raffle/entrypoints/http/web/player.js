@@ -116,7 +116,9 @@ async function showPlayer(user) {
       h("p", { class: "muted", id: "activity-about" })),
     feed.slot,
     h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, t("page.draw")),
-      board.grid, board.result, h("div", { id: "join-code" }),
+      board.grid, board.result,
+      h("a", { id: "receipt-link", "data-testid": "receipt-link", hidden: true }),
+      h("div", { id: "join-code" }),
       h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
       h("div", { id: "tiers" })),
     panel("chances", t("page.chances")), panel("points", t("page.points")),
@@ -234,6 +236,7 @@ async function onDraw() {
     // The campaign's win tips for the prize (seed 004 award_tips), shown as written.
     const tips = state.mine?.prizes.find((p) => p.award_id === won.award_id)?.card?.win_tips;
     notify([t("draw.won", { title: won.award_title }), tips].filter(Boolean).join(" "), "ok");
+    showReceipt(won);
     ok = true;
   } catch (error) {
     if (error.code === "rate_limited") holdDraws(error.retryAfter ?? 1);
@@ -242,6 +245,15 @@ async function onDraw() {
   drawing = false;
   if (session.token) await refresh().catch(handle);
   board.done(ok);
+}
+
+// The draw's receipt opens on the verify page (verify.js), which checks it once its seed is out.
+function showReceipt(won) {
+  const link = document.getElementById("receipt-link");
+  if (!link || !won.receipt) return;
+  link.href = `/verify#order/${won.order_id}`;
+  link.textContent = t("draw.receipt");
+  link.hidden = false;
 }
 
 function holdDraws(seconds) {
