@@ -42,7 +42,7 @@ def _welcomes(size: int, run: int) -> list[list[Any]]:
 def _records(size: int, run: int) -> list[list[Any]]:
     ids = [f"{run:04d}{n:028d}" for n in range(size)]
     order = [ids, ids, [1] * size, [2] * size, [1] * size, ["ok"] * size, ids, [AT] * size,
-             [7] * size]  # fmt: skip
+             [7] * size, [None] * size]  # fmt: skip
     win = [ids, ids, [1] * size, [2] * size, [3] * size, [None] * size, ["r"] * size,
            ["create"] * size, [AT] * size]  # fmt: skip
     outbox = [ids, ["t"] * size, ids, ["{}"] * size, ["create"] * size, [0] * size,

@@ -25,6 +25,7 @@ from raffle.adapters.sql.tables.config import (
 )
 from raffle.adapters.sql.tables.delivery import define as define_delivery
 from raffle.adapters.sql.tables.participation import define as define_participation
+from raffle.adapters.sql.tables.payments import define as define_payments
 from raffle.adapters.sql.tables.prize_claims import define as define_prize_claims
 from raffle.adapters.sql.tables.shard import define
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
@@ -127,6 +128,7 @@ async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine
         define_delivery(0, expected)
         define_participation(0, expected)
         define_prize_claims(0, expected)
+        define_payments(0, expected)
         return list(compare_metadata(MigrationContext.configure(connection), expected))
 
     async with engine.connect() as connection:
