@@ -1,6 +1,8 @@
 """A test that hangs explains itself. Past ``RAFFLE_TEST_HANG_SECONDS`` (default 300) the
 stack of every thread (faulthandler) and the await chain of every asyncio task are written
 to the terminal, and the test's own task is cancelled, so the test fails and the run goes on.
+A test still running as long again after its cancel stops the run (exit code 70): CI's time
+limit would otherwise end it later, with less said.
 
 Written to a copy of the stderr pytest started with: what a test prints is captured, and a
 run killed by CI's time limit would take the captured output with it. On a green run it
@@ -33,16 +35,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    watch = threading.Timer(HANG_SECONDS, _hung, (item,))
+    ended = threading.Event()
+    watch = threading.Timer(HANG_SECONDS, _hung, (item, ended))
     watch.daemon = True
     watch.start()
     try:
         return (yield)
     finally:
+        ended.set()
         watch.cancel()
 
 
-def _hung(item: pytest.Item) -> None:
+def _hung(item: pytest.Item, ended: threading.Event) -> None:
     """On the timer's thread: the threads now, then the tasks from the loop's own thread
     (the loop answers: a hang in an await leaves it idle)."""
     out = item.config.stash[TERMINAL]
@@ -53,8 +57,23 @@ def _hung(item: pytest.Item) -> None:
     loops = [o for o in gc.get_objects() if isinstance(o, asyncio.BaseEventLoop)]
     for loop in (loop for loop in loops if loop.is_running()):
         loop.call_soon_threadsafe(_dump_tasks_and_cancel, item, out)
+        break
+    else:
+        print("==== no event loop running ====", file=out)
+    last = threading.Timer(HANG_SECONDS, _still_hung, (item, ended))
+    last.daemon = True
+    last.start()
+
+
+def _still_hung(item: pytest.Item, ended: threading.Event) -> None:
+    if ended.is_set():
         return
-    print("==== no event loop running ====", file=out)
+    out = item.config.stash[TERMINAL]
+    print(f"\n==== {item.nodeid} still running after its cancel ====", file=out)
+    faulthandler.dump_traceback(file=out, all_threads=True)
+    print(f"==== {item.nodeid} hung: the run stops here ====", file=out)
+    out.flush()
+    os._exit(70)
 
 
 def _dump_tasks_and_cancel(item: pytest.Item, out: TextIO) -> None:
@@ -71,6 +90,7 @@ def _dump_tasks_and_cancel(item: pytest.Item, out: TextIO) -> None:
         if code is not None and (code.co_name == name or "pytest_asyncio" in code.co_filename):
             print(f"==== cancelling {task.get_name()} ====", file=out)
             task.cancel(f"hung for {HANG_SECONDS:g}s (see the stacks above)")
+    print(f"==== end of the tasks of {item.nodeid} ====", file=out)
 
 
 def _await_chain(task: asyncio.Task[object]) -> list[str]:

@@ -24,7 +24,9 @@ async def test_a_hung_test_is_told_down_to_the_awaited_future_and_cancelled() ->
     stuck = asyncio.create_task(test_stuck())
     await asyncio.sleep(0.01)  # both tasks now wait
     out = io.StringIO()
-    item: Any = SimpleNamespace(originalname="test_stuck", name="test_stuck[x]")
+    item: Any = SimpleNamespace(
+        originalname="test_stuck", name="test_stuck[x]", nodeid="t.py::test_stuck[x]"
+    )
     _dump_tasks_and_cancel(item, out)
     with pytest.raises(asyncio.CancelledError):  # not TimeoutError: it was cancelled
         await asyncio.wait_for(stuck, 5)

@@ -27,6 +27,7 @@ from raffle.service.ports import dead_letters
 from raffle.service.prize_claims import Swept, expire_prizes
 from raffle.service.relay import compensate, relay
 from raffle.service.stock_sync import sync_caps, sync_stock
+from raffle.service.stopping import stop_if_asked
 
 log = structlog.get_logger()
 
@@ -71,6 +72,7 @@ async def _forever(loop: Callable[[], Awaitable[None]]) -> None:
         try:
             await loop()
         except Exception:
+            stop_if_asked()
             log.exception("a worker part failed; starting it again")
             await asyncio.sleep(TICK_SECONDS)
 
@@ -169,6 +171,7 @@ async def _job(raffle: Raffle, job: str, run: Callable[[], Awaitable[object]]) -
     try:
         done = await run()
     except Exception:
+        stop_if_asked()
         raffle.metrics.job_ran(job, failed=True)
         log.exception("job failed; trying again", job=job, duration_ms=_ms_since(started))
         return

@@ -8,6 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from raffle.service.ports.switches import SwitchNews
+from raffle.service.stopping import stop_if_asked
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,7 @@ async def follow(news: SwitchNews, refresh: Callable[[], Awaitable[object]], wha
             async for _ in news.changes():
                 await refresh()
         except Exception:
+            stop_if_asked()
             log.warning("%s: no news, looking again in a second", what, exc_info=True)
             await asyncio.sleep(RETRY_SECONDS)
             with contextlib.suppress(Exception):

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Collection
 
 from raffle.domain.profiles import Profile
 from raffle.service.ports.profile_care import ProfileNews
+from raffle.service.stopping import stop_if_asked
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,7 @@ class CachedProfiles:
                 async for user_ids in self.news.changes():
                     self.forget(user_ids)
             except Exception:  # the news is down: whatever was said meanwhile is unknown
+                stop_if_asked()
                 log.warning("profiles: no news, forgetting every copy", exc_info=True)
                 self.forget()
                 await asyncio.sleep(RETRY_SECONDS)

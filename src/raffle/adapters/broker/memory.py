@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
 from raffle.service.ports import Handler, dead_letters
+from raffle.service.stopping import stop_if_asked
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class MemoryBroker:
             try:
                 await handle(item.message)
             except Exception:
+                stop_if_asked()
                 log.exception("handling message %s failed", item.message.message_id)
                 item.failures += 1
                 if item.failures >= self._attempts:
