@@ -16,8 +16,8 @@ from sqlalchemy.pool import QueuePool
 
 from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.tables import points as points_tables
-from raffle.adapters.sql.tables.audit import define_shard as define_audit
 from raffle.adapters.sql.tables import prizes as prize_tables
+from raffle.adapters.sql.tables.audit import define_shard as define_audit
 from raffle.adapters.sql.tables.config import (
     NAMING_CONVENTION,
     metadata,
