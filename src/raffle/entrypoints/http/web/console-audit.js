@@ -22,7 +22,7 @@ export class AuditView {
     const rows = heads.map((c) => h("tr", { dataset: { chain: c.chain } },
       h("td", {}, c.chain), h("td", { class: "num" }, String(c.seq)), h("td", {}, h("code", {}, c.hash))));
     this.node.replaceChildren(
-      h("p", {}, "Each chain's last entry. Write the hashes down elsewhere: a later change to any entry up to them shows in `raffle audit verify`."),
+      h("p", {}, "Each chain's last entry. Write the hashes down elsewhere: a later change to any entry up to them shows in ", h("code", {}, "raffle audit verify"), "."),
       h("table", { id: "audit-heads" },
         h("thead", {}, h("tr", {}, h("th", {}, "Chain"), h("th", {}, "Entries"), h("th", {}, "Head hash (SHA-256)"))),
         h("tbody", {}, ...rows)),
