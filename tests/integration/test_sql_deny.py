@@ -23,6 +23,7 @@ from raffle.adapters.switch_news import PolledSwitchNews, RedisSwitchNews
 from raffle.domain.blocking import BlockEvent, BlockRule, BlockSubject
 from raffle.domain.deny import DenyEntry, DenyKind, Evidence
 from raffle.service import block_rules, deny_lists
+from raffle.service.audit import deny_added, deny_lifted
 from raffle.service.blocking import Blocking
 from raffle.service.deny_board import DenyBoard
 from raffle.service.deny_lists import NewEntry
@@ -53,12 +54,12 @@ async def test_entries_are_stored_paged_loaded_in_force_and_lifted(engine: Async
     automatic = DenyEntry(
         DenyKind.USER, "mallory", "auto", "rule 3", NOW, NOW + timedelta(hours=1), evidence
     )
-    stored = await store.add(automatic)
+    stored = await store.add(automatic, deny_added)
     assert stored.id > 0
     assert stored.evidence == evidence
-    expired = await store.add(_entry(DenyKind.SN, "S1", NOW - timedelta(seconds=1)))
+    expired = await store.add(_entry(DenyKind.SN, "S1", NOW - timedelta(seconds=1)), deny_added)
     ranges = [f"10.{i // 256}.{i % 256}.0/24" for i in range(2500)]
-    assert await store.add_many([_entry(DenyKind.IP, r) for r in ranges]) == 2500
+    assert await store.add_many([_entry(DenyKind.IP, r) for r in ranges], deny_added) == 2500
     assert await store.version() == 3
 
     loaded = await store.load(NOW)
@@ -80,8 +81,9 @@ async def test_entries_are_stored_paged_loaded_in_force_and_lifted(engine: Async
     percent = await store.page(DenyQuery(value="10%"), None, 10)
     assert percent == []  # a wildcard typed is a character, not a pattern
 
-    assert await store.lift(stored.id) == stored
-    assert await store.lift(stored.id) is None
+    lifted = deny_lifted("root", NOW)
+    assert await store.lift(stored.id, lifted) == stored
+    assert await store.lift(stored.id, lifted) is None
     assert await store.version() == 5
 
 
@@ -98,7 +100,9 @@ async def test_rules_are_added_and_deleted(engine: AsyncEngine) -> None:
 
 async def test_hundreds_of_concurrent_additions_lose_none(engine: AsyncEngine) -> None:
     store = SqlDenyStore(engine)
-    await asyncio.gather(*(store.add(_entry(DenyKind.USER, f"u{i}")) for i in range(300)))
+    await asyncio.gather(
+        *(store.add(_entry(DenyKind.USER, f"u{i}"), deny_added) for i in range(300))
+    )
     loaded = await store.load(NOW)
     assert loaded.version == 300
     assert {e.value for e in loaded.entries} == {f"u{i}" for i in range(300)}
@@ -122,7 +126,7 @@ async def test_a_board_hears_another_process_deny_and_lift_through_redis(
         range_ = NewEntry(DenyKind.IP, "2001:db8::/48", "abuse")
         entry = await deny_lists.add_entry(range_, "root", changing, PHONES)
         await _until(lambda: _denies(listening, "2001:db8:0:ffff::1"), "the range denied")
-        await deny_lists.lift(entry.id, changing, Blocking(changing, counter))
+        await deny_lists.lift(entry.id, changing, Blocking(changing, counter), by="root")
         await _until(lambda: _allows(listening, "2001:db8::1"), "the range lifted")
     finally:
         watching.cancel()
@@ -166,7 +170,7 @@ async def test_hundreds_of_refusals_in_flight_make_one_automatic_entry(
     assert board.denies(user="mallory")
 
     # Lifted, its count starts again: 30 more are within the rule, the 31st denies again.
-    await deny_lists.lift(entry.id, board, blocking)
+    await deny_lists.lift(entry.id, board, blocking, by="root")
     assert not board.denies(user="mallory")
     for _ in range(30):
         await blocking.noted(BlockEvent.REFUSED_DRAW, user_id="mallory", ip=None)

@@ -17,6 +17,7 @@ from sqlalchemy.pool import QueuePool
 from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.tables import points as points_tables
 from raffle.adapters.sql.tables import prizes as prize_tables
+from raffle.adapters.sql.tables.audit import define_shard as define_audit
 from raffle.adapters.sql.tables.config import (
     NAMING_CONVENTION,
     metadata,
@@ -129,6 +130,7 @@ async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine
         define_participation(0, expected)
         define_prize_claims(0, expected)
         define_payments(0, expected)
+        define_audit(0, expected)
         return list(compare_metadata(MigrationContext.configure(connection), expected))
 
     async with engine.connect() as connection:

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Self
 
+from raffle.domain.audit import CONFIG_CHAIN, AuditEntry
 from raffle.domain.users import Session, SessionEnded, StatusChange, User
-from tests.unit.fakes import FakeClock, FakeUsers
+from tests.unit.fakes import FakeAuditLog, FakeClock, FakeUsers
 
 START = FakeClock().now()
 __all__ = ["START", "FakeClock", "FakeSessionStore", "FakeUserUnitOfWork", "FakeUsers"]
@@ -20,10 +21,12 @@ class FakeUserUnitOfWork:
     def __init__(self) -> None:
         self.committed_users: dict[str, User] = {}
         self.committed_changes: list[StatusChange] = []
+        self.committed_audit: list[AuditEntry] = []
         self.commits = 0
 
     async def __aenter__(self) -> Self:
         self.users = FakeUsers(dict(self.committed_users), list(self.committed_changes))
+        self.audit = FakeAuditLog(list(self.committed_audit), CONFIG_CHAIN)
         return self
 
     async def __aexit__(
@@ -37,6 +40,7 @@ class FakeUserUnitOfWork:
     async def commit(self) -> None:
         self.committed_users = dict(self.users.rows)
         self.committed_changes = list(self.users.changed)
+        self.committed_audit = list(self.audit.rows)
         self.commits += 1
 
 

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from raffle.domain.activity import Activity, ActivityState
+from raffle.domain.audit import CONFIG_CHAIN, Action, AuditEntry, ChainHead, shard_chain
 from raffle.domain.awards import Award
 from raffle.domain.content import Content, ContentState
 from raffle.domain.delivery import Grant
@@ -73,6 +74,29 @@ class _Transaction:
         raise NotImplementedError
 
 
+class FakeAuditLog:
+    """A chain held in a list of its store (committed with it)."""
+
+    def __init__(self, entries: list[AuditEntry], chain: str) -> None:
+        self.rows = entries
+        self.chain = chain
+
+    async def append(self, actions: Sequence[Action]) -> list[AuditEntry]:
+        head, added = await self.head(), []
+        for action in actions:
+            added.append(entry := AuditEntry.after(head, action))
+            head = ChainHead(self.chain, entry.seq, entry.hash)
+        self.rows += added
+        return added
+
+    async def head(self) -> ChainHead:
+        last = self.rows[-1] if self.rows else None
+        return ChainHead(self.chain) if last is None else ChainHead(self.chain, last.seq, last.hash)
+
+    async def entries(self, after: int, through: int, limit: int) -> list[AuditEntry]:
+        return [e for e in self.rows if after < e.seq <= through][:limit]
+
+
 # --- configuration ---------------------------------------------------------------------
 
 
@@ -94,6 +118,7 @@ class ConfigStore:
     route_trees: dict[str, list[TreeVersion | None]] = field(default_factory=dict)
     prize_images: dict[str, PrizeImage] = field(default_factory=dict)
     content: dict[str, Content] = field(default_factory=dict)
+    audit: list[AuditEntry] = field(default_factory=list)
 
 
 class FakePrizeImages:
@@ -408,6 +433,7 @@ class FakeUnitOfWork(_Transaction):
         self.route_trees = FakeRouteTrees(self.store)
         self.prize_images = FakePrizeImages(self.store)
         self.content = FakeContent(self.store)
+        self.audit = FakeAuditLog(self.store.audit, CONFIG_CHAIN)
 
 
 # --- the user dimension ----------------------------------------------------------------
@@ -432,6 +458,7 @@ class ShardStore:
     deliveries: dict[str, Grant] = field(default_factory=dict)
     counters: dict[tuple[str, int, str], int] = field(default_factory=dict)
     prize_claims: dict[str, tuple[str, ClaimState]] = field(default_factory=dict)
+    audit: list[AuditEntry] = field(default_factory=list)
 
 
 class FakeQuotas:
@@ -799,6 +826,7 @@ class FakeShardUnitOfWork(_Transaction):
         self.deliveries = FakeDeliveries(self.store)
         self.counters = FakeCounters(self.store)
         self.prize_claims = FakePrizeClaims(self.store)
+        self.audit = FakeAuditLog(self.store.audit, shard_chain(0, 0))
 
 
 class FakeShards:

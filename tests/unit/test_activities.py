@@ -20,7 +20,7 @@ async def test_the_review_workflow_runs_edit_to_closed_and_reopens() -> None:
     for action, state in [("submit", S.SUBMITTED), ("refuse", S.REFUSED), ("edit", S.EDIT),
                           ("submit", S.SUBMITTED), ("approve", S.APPROVED), ("start", S.RUNNING),
                           ("close", S.CLOSED), ("reopen", S.RUNNING)]:  # fmt: skip
-        assert (await change_state(ACTIVITY, action, w.uow())).state is state
+        assert (await change_state(ACTIVITY, action, w.uow(), now=w.clock.now())).state is state
         assert w.config.activities[ACTIVITY].state is state
 
 
@@ -33,7 +33,7 @@ async def test_an_illegal_transition_names_the_current_state_and_changes_nothing
     w = world()
     w.set_state(state)
     with pytest.raises(IllegalTransition) as error:
-        await change_state(ACTIVITY, action, w.uow())
+        await change_state(ACTIVITY, action, w.uow(), now=w.clock.now())
     assert error.value.current is state
     assert w.config.activities[ACTIVITY].state is state
 
@@ -41,7 +41,7 @@ async def test_an_illegal_transition_names_the_current_state_and_changes_nothing
 async def test_an_unknown_action_is_refused() -> None:
     w = world()
     with pytest.raises(UnknownAction):
-        await change_state(ACTIVITY, "explode", w.uow())
+        await change_state(ACTIVITY, "explode", w.uow(), now=w.clock.now())
 
 
 async def test_the_scheduler_starts_and_closes_on_time() -> None:

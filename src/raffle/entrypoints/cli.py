@@ -12,6 +12,7 @@ import uvloop
 
 from raffle.bootstrap import Raffle, bootstrap
 from raffle.entrypoints import logs, serving, worker
+from raffle.entrypoints.cli_audit import audit
 from raffle.entrypoints.cli_common import (
     campaign_path,
     fail,
@@ -44,6 +45,7 @@ main.add_command(profile)
 main.add_command(route_command)
 main.add_command(deny)
 main.add_command(verify_command)
+main.add_command(audit)
 
 
 @main.command()

@@ -61,7 +61,7 @@ def lift_command(entry_id: int) -> None:
     """Lift entry ENTRY_ID: it denies no more."""
 
     async def use(raffle: Raffle) -> None:
-        entry = await deny_lists.lift(entry_id, raffle.deny, raffle.blocking)
+        entry = await deny_lists.lift(entry_id, raffle.deny, raffle.blocking, by=ACTOR)
         click.echo(f"lifted {entry.kind} {entry.value}")
 
     with_raffle(use)

@@ -16,6 +16,7 @@ from raffle.domain.users import (
     UserStatus,
     check_password,
 )
+from raffle.service.audit import record
 from raffle.service.auth import Hasher
 from raffle.service.ports import Clock, SessionStore, UnitOfWork
 
@@ -84,6 +85,9 @@ async def _set_status(change: StatusChange, uow: UnitOfWork) -> User:
         if not await uow.users.set_status(change.user_id, change.status):
             raise UnknownUser(f"no user {change.user_id!r}")
         await uow.users.record(change)
+        kind = "account.lock" if change.status is UserStatus.LOCKED else "account.unlock"
+        details = {"reason": change.reason}
+        await record(uow.audit, kind, change.user_id, change.at, actor=change.by, details=details)
         user = await uow.users.get(change.user_id)
         await uow.commit()
     assert user is not None  # just updated, in this transaction

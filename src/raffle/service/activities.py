@@ -19,6 +19,7 @@ from raffle.domain.prize_cards import PrizeCard
 from raffle.domain.prize_claims import NO_TERMS, ClaimTerms
 from raffle.domain.rules import parse_lock, parse_weight_tiers
 from raffle.domain.strategy import RATE_PLACES, Strategy
+from raffle.service.audit import record
 from raffle.service.catalogue import Catalogue
 from raffle.service.ports import PrizeStock, UnitOfWork
 
@@ -31,14 +32,19 @@ async def stored(activity_id: int, uow: UnitOfWork) -> Activity:
     return activity
 
 
-async def change_state(activity_id: int, action: str, uow: UnitOfWork) -> Activity:
-    """Apply a workflow action as compare-and-set: a concurrent change makes it fail cleanly."""
+async def change_state(
+    activity_id: int, action: str, uow: UnitOfWork, *, now: datetime, by: str | None = None
+) -> Activity:
+    """Apply a workflow action as compare-and-set: a concurrent change makes it fail cleanly.
+    `by`: the operator (None: the scheduler), for the audit log."""
     async with uow:
         activity = await stored(activity_id, uow)
         target = next_state(action, activity.state)
         if not await uow.activities.compare_and_set(activity_id, activity.state, target):
             current = await uow.activities.get(activity_id)
             raise IllegalTransition(action, current.state if current else activity.state)
+        moved = {"from": activity.state.value, "to": target.value}
+        await record(uow.audit, f"activity.{action}", activity_id, now, actor=by, details=moved)
         await uow.commit()
     return replace(activity, state=target)
 
@@ -53,7 +59,7 @@ async def advance(uow: Callable[[], UnitOfWork], now: datetime) -> list[tuple[in
         if (action := due_transitions(activity, now)) is None:
             continue
         try:
-            await change_state(activity.id, action, uow())
+            await change_state(activity.id, action, uow(), now=now)
         except IllegalTransition:
             continue  # another process moved it first
         moved.append((activity.id, action))

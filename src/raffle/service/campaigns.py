@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from raffle.domain.activity import FROZEN
 from raffle.domain.campaign import Campaign, tree_problem
@@ -14,6 +14,7 @@ from raffle.domain.policies import Participation
 from raffle.domain.route_tree_checks import leaf_problems
 from raffle.domain.rules import frozen_terms
 from raffle.service.audience import TagBoard
+from raffle.service.audit import record
 from raffle.service.ports import Clock, UnitOfWork
 from raffle.service.route_trees import conflict, next_version
 from raffle.service.tags import definition_problems, load_definitions
@@ -58,11 +59,13 @@ async def load_campaign(
     tags: TagBoard | None = None,
     *,
     clock: Clock | None = None,
+    by: str | None = None,
 ) -> Loaded:
     """Store the whole campaign in one transaction, or nothing if any part is invalid or
     would change the odds of a running activity. Reloading an unchanged file is harmless.
     Decision trees are saved as a new version of their name (at `clock`'s now) if changed;
-    its tags (checked with the rest first) are saved through `tags` once the rest is."""
+    its tags (checked with the rest first) are saved through `tags` once the rest is. The
+    load is appended to the audit log (`by`: the operator, None from the command line)."""
     if problems := campaign.problems():
         raise InvalidCampaign(problems)
     if campaign.tags:
@@ -94,6 +97,7 @@ async def load_campaign(
         codes = await _fill_pools(campaign, uow)
         await _save_trees(campaign, uow, clock)
         await _save_content(campaign, uow, clock)
+        await _audit(campaign, uow, clock, by)
         await uow.commit()
     if campaign.tags and tags is not None:
         await load_definitions(campaign.tags, tags)
@@ -189,6 +193,23 @@ async def _save_trees(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) 
         version = await next_version(uow, tree.name)
         if not await uow.route_trees.add(tree.name, version, tree, CAMPAIGN, now):
             raise conflict(tree.name)
+
+
+async def _audit(campaign: Campaign, uow: UnitOfWork, clock: Clock | None, by: str | None) -> None:
+    # Loads from tests and tools may come without a clock; every entrypoint passes one.
+    at = clock.now() if clock is not None else datetime.now(UTC)
+    ids = [a.id for a in campaign.activities]
+    subject = "activities " + ",".join(map(str, ids)) if ids else "campaign"
+    details = {
+        "activities": ids,
+        "strategies": [s.id for s in campaign.strategies],
+        "awards": [a.id for a in campaign.awards],
+        "skus": len(campaign.skus),
+        "rebates": len(campaign.rebates),
+        "trees": [t.name for t in campaign.trees],
+        "content": len(campaign.content),
+    }
+    await record(uow.audit, "campaign.load", subject, at, actor=by, details=details)
 
 
 def _now(clock: Clock | None, what: str) -> datetime:

@@ -14,6 +14,7 @@ from raffle.domain.delivery import WON, Grant, NotDeliverable, NotFailed, Unknow
 from raffle.domain.draws import DeliveryError, OutboxMessage, Win, WinState
 from raffle.domain.errors import RaffleError
 from raffle.service import ids
+from raffle.service.audit import record
 from raffle.service.deliverers import (
     DELIVERERS,
     Deliverer,
@@ -209,9 +210,10 @@ async def failed_deliveries(
     return sorted(found, key=lambda w: w.created_at)[:limit]
 
 
-async def resend(order_id: str, shards: Shards, now: datetime) -> Win:
+async def resend(order_id: str, shards: Shards, now: datetime, *, by: str | None = None) -> Win:
     """Send a failed delivery again: the record goes back to create and a new `award.won`
-    message is written beside it, in one transaction; the relay does the rest."""
+    message is written beside it, in one transaction; the relay does the rest. `by`: the
+    operator, for the audit log."""
     for uow in shards.every():  # an operator's rare call: the order id does not name a shard
         async with uow:
             win = await uow.wins.get(order_id)
@@ -220,6 +222,8 @@ async def resend(order_id: str, shards: Shards, now: datetime) -> Win:
             if not await uow.wins.settle(order_id, WinState.FAILED, WinState.CREATE):
                 raise NotFailed(f"the delivery of order {order_id} is {win.state.value}")
             await uow.outbox.add(won_message(win, now))
+            details = {"user_id": win.user_id, "award_id": win.award_id}
+            await record(uow.audit, "delivery.resend", order_id, now, actor=by, details=details)
             await uow.commit()
             return replace(win, state=WinState.CREATE)
     raise UnknownWin(f"no award record for order {order_id}")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from raffle.domain.blocking import BlockRule
 from raffle.domain.deny import DenyEntry, DenyList
+from raffle.service.audit import deny_added
 from raffle.service.news import follow, tell
 from raffle.service.ports import Clock, SwitchNews
 from raffle.service.ports.deny import DenyStore
@@ -76,7 +77,7 @@ class DenyBoard:
         await tell(self.news, self.version)
 
     async def add(self, entry: DenyEntry) -> DenyEntry:
-        stored = await self.store.add(entry)
+        stored = await self.store.add(entry, deny_added)
         await self.changed()
         return stored
 

@@ -16,6 +16,7 @@ from raffle.domain.deny import (
     checked_value,
 )
 from raffle.domain.profile_fields import InvalidPhone
+from raffle.service.audit import deny_added, deny_lifted
 from raffle.service.blocking import Blocking
 from raffle.service.deny_board import DenyBoard
 from raffle.service.ports.audiences import Profiles
@@ -68,15 +69,16 @@ async def import_entries(
             entries.append(_entry(new, actor, board, phones))
         except InvalidDenyEntry as error:
             raise InvalidDenyEntry(f"entry {index}: {error.message}") from None
-    added = await board.store.add_many(entries)
+    added = await board.store.add_many(entries, deny_added)
     await board.changed()
     return added
 
 
-async def lift(entry_id: int, board: DenyBoard, blocking: Blocking) -> DenyEntry:
+async def lift(entry_id: int, board: DenyBoard, blocking: Blocking, *, by: str | None) -> DenyEntry:
     """Remove an entry: it denies no more in any process within a second. Lifting an
-    automatic entry also clears its rule's count of the subject, which starts again."""
-    lifted = await board.store.lift(entry_id)
+    automatic entry also clears its rule's count of the subject, which starts again. `by`:
+    the operator (None: the command line), for the audit log."""
+    lifted = await board.store.lift(entry_id, deny_lifted(by, board.clock.now()))
     if lifted is None:
         raise UnknownDenyEntry(f"no deny entry {entry_id}")
     await board.changed()

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.fulfilment import AccessGrant, CodePoolEmpty, Shipment
+from raffle.service.audit import record
 from raffle.service.ports import ShardUnitOfWork
 
 
@@ -36,7 +37,17 @@ async def deliver_content(
     no-op: the grant is keyed by (user, content) and by the order that granted it.
     """
     _expect(award, AwardKind.CONTENT)
-    await uow.grants.add(AccessGrant(user_id, award.config, order_id, now))
+    await grant_access(uow, AccessGrant(user_id, award.config, order_id, now))
+
+
+async def grant_access(uow: ShardUnitOfWork, grant: AccessGrant) -> bool:
+    """Grant access (False: held already, nothing changed), and append the grant to the
+    shard's audit log in the same transaction."""
+    if not await uow.grants.add(grant):
+        return False
+    details = {"user_id": grant.user_id, "order_id": grant.order_id}
+    await record(uow.audit, "grant.access", grant.content_id, grant.granted_at, details=details)
+    return True
 
 
 async def deliver_physical(

@@ -21,7 +21,9 @@ from raffle.domain.payments import (
     UnknownPayment,
     outcome,
 )
+from raffle.service.audit import record
 from raffle.service.contention import retried
+from raffle.service.effects import grant_access
 from raffle.service.payments import Payments
 from raffle.service.ports import ShardUnitOfWork
 
@@ -78,11 +80,21 @@ async def _apply(
     ):
         # Expired or cancelled since it was read: undone whole, the message comes again.
         raise Contention(f"payment order {order.out_trade_no!r} changed meanwhile")
+    kind = "payment.paid" if does is Outcome.PAY else "payment.to_refund"
+    await record(uow.audit, kind, trade_no, now, details=_paid(payment))
     if does is Outcome.PAY:
         await ctx.fault("payment.paid")
-        grant_ = AccessGrant(order.user_id, order.content_id, order.out_trade_no, now)
-        await uow.grants.add(grant_)
+        grant = AccessGrant(order.user_id, order.content_id, order.out_trade_no, now)
+        await grant_access(uow, grant)
     return payment, new
+
+
+def _paid(payment: Payment) -> dict[str, object]:
+    return {
+        "out_trade_no": payment.out_trade_no,
+        "user_id": payment.user_id,
+        "amount_cents": payment.amount_cents,
+    }
 
 
 async def refund(payment: Payment, ctx: Payments) -> PaymentState:
@@ -100,9 +112,10 @@ async def refund(payment: Payment, ctx: Payments) -> PaymentState:
         return await _failed(payment, f"{error.code}: {error.message}", ctx)
     now = ctx.clock.now()
     async with ctx.shards.for_user(payment.user_id) as uow:
-        await uow.payments.settle(
+        if await uow.payments.settle(
             payment.trade_no, PaymentState.REFUNDING, PaymentState.REFUNDED, now
-        )
+        ):
+            await record(uow.audit, "payment.refund", payment.trade_no, now, details=_paid(payment))
         order = await uow.payments.get(payment.out_trade_no)
         if (
             order is not None
@@ -138,8 +151,10 @@ async def _failed(payment: Payment, error: str, ctx: Payments) -> PaymentState:
     return state
 
 
-async def retry_refund(out_trade_no: str, trade_no: str, ctx: Payments) -> PaymentState:
-    """An operator's retry of a refund that failed for good: one more attempt."""
+async def retry_refund(
+    out_trade_no: str, trade_no: str, ctx: Payments, *, by: str | None = None
+) -> PaymentState:
+    """An operator's retry (`by`) of a refund that failed for good: one more attempt."""
     uow = ctx.shard(out_trade_no)
     if uow is None:
         raise UnknownPayment(f"no payment {trade_no!r}")
@@ -147,9 +162,12 @@ async def retry_refund(out_trade_no: str, trade_no: str, ctx: Payments) -> Payme
         payment = await uow.payments.payment(trade_no)
         if payment is None or payment.out_trade_no != out_trade_no:
             raise UnknownPayment(f"no payment {trade_no!r} of order {out_trade_no!r}")
+        now = ctx.clock.now()
         if not await uow.payments.settle(
-            trade_no, PaymentState.REFUND_FAILED, PaymentState.REFUNDING, ctx.clock.now()
+            trade_no, PaymentState.REFUND_FAILED, PaymentState.REFUNDING, now
         ):
             raise RefundNotFailed(f"the refund of {trade_no!r} is {payment.state}")
+        details = _paid(payment)
+        await record(uow.audit, "payment.refund_retry", trade_no, now, actor=by, details=details)
         await uow.commit()
     return await refund(payment, ctx)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.connection import SqlConnection
+from raffle.adapters.sql.repositories.audit import SqlAuditLog
 from raffle.adapters.sql.repositories.delivery import SqlDeliveryRepository
 from raffle.adapters.sql.repositories.orders import SqlOrderRepository
 from raffle.adapters.sql.repositories.outbox import SqlOutboxRepository
@@ -24,6 +25,7 @@ from raffle.adapters.sql.repositories.prizes import (
 from raffle.adapters.sql.repositories.quotas import SqlQuotaRepository
 from raffle.adapters.sql.repositories.top_ups import SqlTopUpRepository
 from raffle.adapters.sql.repositories.wins import SqlWinRepository
+from raffle.adapters.sql.tables.audit import audit_tables
 from raffle.adapters.sql.tables.delivery import delivery_table
 from raffle.adapters.sql.tables.participation import participation_table
 from raffle.adapters.sql.tables.payments import payment_tables
@@ -32,6 +34,7 @@ from raffle.adapters.sql.tables.prize_claims import prize_claim_table
 from raffle.adapters.sql.tables.prizes import prize_tables
 from raffle.adapters.sql.tables.shard import ShardTables, shard_tables
 from raffle.adapters.sql.transaction import TransactionScope
+from raffle.domain.audit import shard_chain
 from raffle.service.drawing import DrawsAlone
 from raffle.service.ports import (
     AccessGrantRepository,
@@ -49,6 +52,7 @@ from raffle.service.ports import (
     TopUpRepository,
     WinRepository,
 )
+from raffle.service.ports.audit import AuditLog
 from raffle.service.ports.participation import CounterRepository
 from raffle.service.ports.payment_orders import PaymentOrderRepository
 
@@ -85,13 +89,21 @@ class SqlShardUnitOfWork(TransactionScope):
     counters: CounterRepository
     prize_claims: PrizeClaimRepository
     payments: PaymentOrderRepository
+    audit: AuditLog
 
     def __init__(
-        self, engine: AsyncEngine, tables: ShardTables, *, index: int = 0, config: AsyncEngine
+        self,
+        engine: AsyncEngine,
+        tables: ShardTables,
+        *,
+        index: int = 0,
+        config: AsyncEngine,
+        database: int = 0,
     ) -> None:
         super().__init__(engine)
         self.tables = tables
         self.index = index  # the shard table index, which names the tables of every module
+        self.database = database  # the position of `engine` among the shard databases
         self._engine = engine
         self._config = config  # the database of code pools
 
@@ -122,6 +134,8 @@ class SqlShardUnitOfWork(TransactionScope):
         deliveries = delivery_table(self.index)
         self.deliveries = SqlDeliveryRepository(connection, deliveries, tables.award_record)
         self.payments = SqlPaymentOrderRepository(connection, payment_tables(self.index))
+        chain = shard_chain(self.database, self.index)
+        self.audit = SqlAuditLog(connection, audit_tables(self.index), chain)
 
 
 class SqlShards:
@@ -145,7 +159,7 @@ class SqlShards:
 
     def for_user(self, user_id: str) -> SqlShardUnitOfWork:
         database, table = route(user_id, len(self._engines), self._tables)
-        return self._on(self._engines[database], table)
+        return self._on(database, table)
 
     def index(self, user_id: str) -> int:
         database, table = route(user_id, len(self._engines), self._tables)
@@ -154,8 +168,16 @@ class SqlShards:
     def every(self) -> list[ShardUnitOfWork]:
         """One unit of work per shard, in the order of `route`'s index (database-major)."""
         return [
-            self._on(engine, table) for engine in self._engines for table in range(self._tables)
+            self._on(database, table)
+            for database in range(len(self._engines))
+            for table in range(self._tables)
         ]
 
-    def _on(self, engine: AsyncEngine, table: int) -> SqlShardUnitOfWork:
-        return self._unit(engine, shard_tables(table), index=table, config=self._engines[0])
+    def _on(self, database: int, table: int) -> SqlShardUnitOfWork:
+        return self._unit(
+            self._engines[database],
+            shard_tables(table),
+            index=table,
+            config=self._engines[0],
+            database=database,
+        )

@@ -6,6 +6,7 @@ from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from raffle.adapters.sql.connection import SqlConnection, remember_foreign_keys
+from raffle.adapters.sql.repositories.audit import SqlAuditLog
 from raffle.adapters.sql.repositories.catalogue import SqlAwardRepository, SqlStrategyRepository
 from raffle.adapters.sql.repositories.config import (
     SqlActivityRepository,
@@ -24,7 +25,9 @@ from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
+from raffle.adapters.sql.tables.audit import config_audit
 from raffle.adapters.sql.transaction import TransactionScope
+from raffle.domain.audit import CONFIG_CHAIN
 from raffle.service.ports import (
     ActivityRepository,
     AwardRepository,
@@ -39,6 +42,7 @@ from raffle.service.ports import (
     UserRepository,
 )
 from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.audit import AuditLog
 from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
@@ -66,6 +70,7 @@ class SqlUnitOfWork(TransactionScope):
     content: ContentRepository
     join_codes: JoinCodeRepository
     seeds: SeedRepository
+    audit: AuditLog
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -84,6 +89,7 @@ class SqlUnitOfWork(TransactionScope):
         self.content = SqlContentRepository(connection)
         self.join_codes = SqlJoinCodeRepository(connection)
         self.seeds = SqlSeedRepository(connection)
+        self.audit = SqlAuditLog(connection, config_audit, CONFIG_CHAIN)
 
 
 def create_engine(

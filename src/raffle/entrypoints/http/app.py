@@ -15,6 +15,7 @@ from raffle.entrypoints.http.maintenance import Maintenance
 from raffle.entrypoints.http.routes import (
     accounts,
     admin,
+    audit,
     auth,
     campaigns,
     content,
@@ -83,6 +84,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
         delivery, profiles, prize_pool, content, deny, join_codes, winners, payments, fairness,
+        audit,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

@@ -15,6 +15,7 @@ from raffle.domain.rebates import RebateRule
 from raffle.domain.strategy import Strategy
 from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.service.ports.audiences import ProfileRepository
+from raffle.service.ports.audit import AuditLog
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
@@ -194,3 +195,4 @@ class UnitOfWork(Transaction, Protocol):
     content: ContentRepository
     join_codes: JoinCodeRepository
     seeds: SeedRepository
+    audit: AuditLog  # the configuration's chain

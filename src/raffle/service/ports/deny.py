@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from raffle.domain.audit import Action
 from raffle.domain.blocking import BlockRule
 from raffle.domain.deny import DenyEntry, DenyKind
+
+Noted = Callable[[DenyEntry], Action]  # a change to the list as the audit log keeps it
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +44,16 @@ class DenyStore(Protocol):
         """The version (read first), the entries in force at `now`, and the rules."""
         ...
 
-    async def add(self, entry: DenyEntry) -> DenyEntry:
-        """Store the entry; it comes back with its id."""
+    async def add(self, entry: DenyEntry, note: Noted) -> DenyEntry:
+        """Store the entry; it comes back with its id. `note` of it is appended to the
+        audit log in the same transaction (as for the other changes)."""
         ...
 
-    async def add_many(self, entries: Sequence[DenyEntry]) -> int:
+    async def add_many(self, entries: Sequence[DenyEntry], note: Noted) -> int:
         """Store the entries in one transaction (an import); how many."""
         ...
 
-    async def lift(self, entry_id: int) -> DenyEntry | None:
+    async def lift(self, entry_id: int, note: Noted) -> DenyEntry | None:
         """Remove an entry; the one removed, or None if there was none."""
         ...
 

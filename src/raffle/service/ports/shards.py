@@ -13,6 +13,7 @@ from raffle.domain.points import PointsAccount, PointsOrder
 from raffle.domain.prize_claims import ClaimState
 from raffle.domain.quota import QuotaAccount, QuotaPack, TopUpOrder
 from raffle.domain.rebates import RebateOrder
+from raffle.service.ports.audit import AuditLog
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.config import CouponCodes
 from raffle.service.ports.draws import DrawStore
@@ -330,6 +331,7 @@ class ShardUnitOfWork(Transaction, Protocol):
     counters: CounterRepository  # participation's joins and wins
     prize_claims: PrizeClaimRepository
     payments: PaymentOrderRepository  # payment orders, their history and payments
+    audit: AuditLog  # the shard's chain
 
 
 class Shards(Protocol):

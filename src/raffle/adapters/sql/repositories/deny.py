@@ -11,11 +11,15 @@ from sqlalchemy import ColumnElement, delete, insert, or_, select
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.sql.connection import SqlConnection
+from raffle.adapters.sql.repositories.audit import SqlAuditLog
 from raffle.adapters.sql.repositories.version_rows import moved_on, version_of
+from raffle.adapters.sql.tables.audit import config_audit
 from raffle.adapters.sql.tables.deny import block_rule, deny_entry, deny_version
+from raffle.domain.audit import CONFIG_CHAIN
 from raffle.domain.blocking import BlockEvent, BlockRule, BlockSubject
 from raffle.domain.deny import DenyEntry, DenyKind, Evidence
-from raffle.service.ports.deny import DenyQuery, StoredDenials
+from raffle.service.ports.deny import DenyQuery, Noted, StoredDenials
 
 _VERSION = version_of(deny_version)
 _CHUNK = 1000  # rows an INSERT carries: within every database's limit on parameters
@@ -37,20 +41,23 @@ class SqlDenyStore:
             rules = [_rule(r) for r in await connection.execute(select(block_rule))]
         return StoredDenials(version, entries, rules)
 
-    async def add(self, entry: DenyEntry) -> DenyEntry:
+    async def add(self, entry: DenyEntry, note: Noted) -> DenyEntry:
         async with moved_on(self._engine, deny_version) as (connection, _):
             done = await connection.execute(insert(deny_entry).values(**_row(entry)))
             (entry_id,) = done.inserted_primary_key or (0,)
-        return replace(entry, id=int(entry_id))
+            stored = replace(entry, id=int(entry_id))
+            await _audit(connection).append([note(stored)])
+        return stored
 
-    async def add_many(self, entries: Sequence[DenyEntry]) -> int:
+    async def add_many(self, entries: Sequence[DenyEntry], note: Noted) -> int:
         rows = [_row(e) for e in entries]
         async with moved_on(self._engine, deny_version) as (connection, _):
             for start in range(0, len(rows), _CHUNK):
                 await connection.execute(insert(deny_entry), rows[start : start + _CHUNK])
+            await _audit(connection).append([note(e) for e in entries])
         return len(rows)
 
-    async def lift(self, entry_id: int) -> DenyEntry | None:
+    async def lift(self, entry_id: int, note: Noted) -> DenyEntry | None:
         async with moved_on(self._engine, deny_version) as (connection, _):
             found = (
                 await connection.execute(select(deny_entry).where(deny_entry.c.id == entry_id))
@@ -58,7 +65,9 @@ class SqlDenyStore:
             if found is None:
                 return None
             await connection.execute(delete(deny_entry).where(deny_entry.c.id == entry_id))
-        return _entry(found)
+            lifted = _entry(found)
+            await _audit(connection).append([note(lifted)])
+        return lifted
 
     async def page(self, query: DenyQuery, after: int | None, limit: int) -> list[DenyEntry]:
         found = select(deny_entry).order_by(deny_entry.c.id.desc()).limit(limit)
@@ -95,6 +104,11 @@ class SqlDenyStore:
         async with moved_on(self._engine, deny_version) as (connection, _):
             gone = await connection.execute(delete(block_rule).where(block_rule.c.id == rule_id))
             return bool(gone.rowcount)
+
+
+def _audit(connection: SqlConnection) -> SqlAuditLog:
+    # The configuration's chain, in the change's own transaction.
+    return SqlAuditLog(connection, config_audit, CONFIG_CHAIN)
 
 
 def _in_force(now: datetime) -> ColumnElement[bool]:

@@ -49,7 +49,7 @@ async def import_campaign(
     """Store a campaign file (YAML, the format of `raffle load`), all or nothing."""
 
     async def run() -> LoadedOut:
-        return await _load(parse_campaign(text, "request body"), raffle)
+        return await _load(parse_campaign(text, "request body"), raffle, session.user_id)
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
 
@@ -85,13 +85,13 @@ async def import_packed(
             raise InvalidPack(f"request body: more than {MAX_CAMPAIGN} bytes")
         text, files = unpack(data, "request body")
         campaign = await run_in_threadpool(parse_campaign, text, "request body", files)
-        return await _load(campaign, raffle)
+        return await _load(campaign, raffle, session.user_id)
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
 
 
-async def _load(campaign: Campaign, raffle: Raffle) -> LoadedOut:
-    loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock)
+async def _load(campaign: Campaign, raffle: Raffle, by: str) -> LoadedOut:
+    loaded = await load_campaign(campaign, raffle.uow(), raffle.tags, clock=raffle.clock, by=by)
     raffle.catalogue.forget()
     return LoadedOut(
         awards=loaded.awards,
@@ -121,7 +121,9 @@ async def transition(
     does not apply to the current state is a 409 naming it."""
 
     async def run() -> ActivityOut:
-        activity = await change_state(activity_id, action, raffle.uow())
+        activity = await change_state(
+            activity_id, action, raffle.uow(), now=raffle.clock.now(), by=session.user_id
+        )
         raffle.catalogue.forget()
         return ActivityOut.of(activity)
 

@@ -129,7 +129,8 @@ async def send_again(
     `create` and a new message is relayed."""
 
     async def run() -> WinOut:
-        return WinOut.of(await resend(order_id, raffle.shards, raffle.clock.now()))
+        now = raffle.clock.now()
+        return WinOut.of(await resend(order_id, raffle.shards, now, by=session.user_id))
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
 

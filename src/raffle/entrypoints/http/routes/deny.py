@@ -102,7 +102,8 @@ async def lift(
     automatic one also starts its rule's count of that user or address again."""
 
     async def run() -> DenyEntryOut:
-        return DenyEntryOut.of(await deny_lists.lift(entry_id, raffle.deny, raffle.blocking))
+        lifted = await deny_lists.lift(entry_id, raffle.deny, raffle.blocking, by=session.user_id)
+        return DenyEntryOut.of(lifted)
 
     return await once(request, raffle.idempotency, session.user_id, key, run)
 

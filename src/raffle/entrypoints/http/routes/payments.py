@@ -226,7 +226,7 @@ async def retry(
 ) -> PaymentOut:
     """Try a refund that failed for good once more (409 `refund_not_failed` otherwise)."""
     ctx = raffle.payments()
-    await retry_refund(out_trade_no, trade_no, ctx)
+    await retry_refund(out_trade_no, trade_no, ctx, by=session.user_id)
     found = await desk.order_file(out_trade_no, ctx)
     return next(PaymentOut.of(p) for p in found.payments if p.trade_no == trade_no)
 

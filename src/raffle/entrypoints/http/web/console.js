@@ -2,9 +2,10 @@
 // review, set who may join each (participation policies), watch one live, switch draws,
 // rules and limits at runtime, search, edit, lock and import players' profiles, edit
 // decision trees, write paid content, make join codes, follow payment orders and refunds,
-// import and export campaign files.
+// see the audit chains' heads, import and export campaign files.
 
 import { api, h, notify, fail, session } from "/web/api.js";
+import { AuditView } from "/web/console-audit.js";
 import { CodesView } from "/web/console-codes.js";
 import { ContentView } from "/web/console-content.js";
 import { Editor } from "/web/console-editor.js";
@@ -95,8 +96,9 @@ async function showConsole(me) {
   const deny = new DenyView();
   const codes = new CodesView();
   const payments = new PaymentsView();
-  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, payments: payments.node, deny: deny.node, codes: codes.node, file: files.node };
-  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", payments: "Payments", deny: "Deny lists", codes: "Codes", file: "Import / export" };
+  const audit = new AuditView();
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, payments: payments.node, deny: deny.node, codes: codes.node, audit: audit.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", payments: "Payments", deny: "Deny lists", codes: "Codes", audit: "Audit", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -114,6 +116,7 @@ async function showConsole(me) {
     if (key === "deny") deny.refresh();
     if (key === "codes") codes.refresh();
     if (key === "payments") payments.refresh();
+    if (key === "audit") audit.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();
