@@ -37,6 +37,7 @@ from raffle.entrypoints.http.routes import (
     stock_warnings,
     switches,
     tags,
+    tickets,
     winners,
 )
 
@@ -83,6 +84,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
         delivery, profiles, prize_pool, content, deny, join_codes, winners, payments, fairness,
+        tickets,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

@@ -54,6 +54,7 @@ ACTIVITY: Example = {
     "caps": CAPS,
     "join_code_required": False,
     "show_winning_list": "ticker",
+    "queued": False,
 }
 CLAIM_TERMS: Example = {
     "validity": {"kind": "days", "first": None, "last": None, "days": 7, "later": 0},
