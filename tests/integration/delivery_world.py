@@ -18,9 +18,9 @@ from raffle.domain.campaign import Campaign
 from raffle.domain.delivery import WON
 from raffle.domain.draws import WinState
 from raffle.domain.payments import NOTIFIED
-from raffle.domain.tickets import QUEUED
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
+from raffle.domain.tickets import QUEUED
 from raffle.service.campaigns import load_campaign
 from raffle.service.delivery import DeliveryCounts, delivery_counts
 from raffle.service.draw import Draw, draw

@@ -121,7 +121,7 @@ async def test_a_full_queue_refuses_with_retry_after_and_a_stalled_ticket_is_dra
     assert full.headers["retry-after"] == "5"
     async with raffle.uow() as uow:
         assert await uow.tickets.drawn_upto(ACTIVITY) == 0
-        assert len(await uow.tickets.waiting(ACTIVITY, 10, 10)) == 3
+        assert len(await uow.tickets.waiting(ACTIVITY, 10)) == 3
     async with working(raffle):
 
         async def all_drawn() -> bool:
@@ -229,7 +229,7 @@ async def _consume_until_killed(settings: Settings, point: str, after: int) -> N
 
 async def _queued_left(raffle: Raffle) -> int:
     async with raffle.uow() as uow:
-        return len(await uow.tickets.waiting(ACTIVITY, 10**9, 10**9))
+        return len(await uow.tickets.waiting(ACTIVITY, 10**9))
 
 
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -292,7 +292,8 @@ async def _check(raffle: Raffle, accepted: list[Ticket]) -> None:
         assert set(by_key) == {t.ticket for t in drawn}
         assert [by_key[t.ticket][0].order_id for t in drawn] == [t.order_id for t in drawn]
         assert [by_key[t.ticket][0].draw_count for t in drawn] == list(range(1, CHANCES + 1))
-        assert account is not None and (account.total_left, account.draws) == (0, CHANCES)
+        assert account is not None
+        assert (account.total_left, account.draws) == (0, CHANCES)
         for t in drawn:
             created[t.ticket] = by_key[t.ticket][0].created_at
         prizes += sum(w.award_id == PRIZE for _, w in orders)

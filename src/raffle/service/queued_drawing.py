@@ -18,7 +18,8 @@ DrawOne = Callable[[Draw], Awaitable[DrawResult]]
 @dataclass(eq=False)
 class TicketDrawer:
     """A message handler: a ticket's message returns once every ticket of its activity up
-    to it is settled (a message's ack comes after the draws' commits).
+    to it is settled (a message's ack comes after the draws' commits); the messages are
+    the queue's wake-ups, the tickets themselves are read in number order.
 
     The tickets are read from the database in number order and drawn one at a time through
     the one draw use case (`draw`), each with its ticket as the request key: a ticket drawn
@@ -42,12 +43,16 @@ class TicketDrawer:
             if self._settled.get(activity_id, 0) < seq:
                 await self._drain(activity_id, seq)
 
-    async def _drain(self, activity_id: int, upto: int) -> None:
-        while True:
+    async def _drain(self, activity_id: int, seq: int) -> None:
+        """The activity's queued tickets by batches, until the one numbered `seq` is settled
+        (the next message waiting goes on): tickets commit in number order
+        (ports/tickets.py), so none is found before one numbered lower."""
+        while self._settled.get(activity_id, 0) < seq:
             async with self.config() as uow:
-                tickets = await uow.tickets.waiting(activity_id, upto, self.batch)
+                tickets = await uow.tickets.waiting(activity_id, self.batch)
             if not tickets:
-                self._settled[activity_id] = max(self._settled.get(activity_id, 0), upto)
+                # Ours was settled by another consumer before (at a redelivery).
+                self._settled[activity_id] = max(self._settled.get(activity_id, 0), seq)
                 return
             outcomes: list[Settled] = []
             try:

@@ -28,8 +28,8 @@ class TicketRepository(Protocol):
         """The number of the activity's last ticket settled (0: none)."""
         ...
 
-    async def waiting(self, activity_id: int, upto: int, limit: int) -> Sequence[Ticket]:
-        """Up to `limit` of the activity's queued tickets numbered at most `upto`, in order."""
+    async def waiting(self, activity_id: int, limit: int) -> Sequence[Ticket]:
+        """The first `limit` of the activity's queued tickets, in number order."""
         ...
 
     async def settle(self, activity_id: int, outcomes: Sequence[Settled]) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, select, update
+from sqlalchemy import Row, bindparam, func, select, update
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import insert_ignore
@@ -19,16 +19,27 @@ class SqlTicketRepository:
         self._connection = connection
 
     async def take_number(self, activity_id: int, bound: int) -> tuple[int, int] | None:
-        c = ticket_queue.c
+        if (numbers := await self._take(activity_id, bound)) is not None:
+            return numbers
+        # The activity's first ticket (or a full queue): its counter row made if missing,
+        # which waits for one made meanwhile to commit, then taken again.
         row = {"activity_id": activity_id, "accepted": 0, "drawn": 0}
         await self._connection.execute(insert_ignore(self._connection.dialect, ticket_queue, row))
-        # The update takes the row lock first, then the bound is read under it.
-        taken = await self._connection.execute(
+        return await self._take(activity_id, bound)
+
+    async def _take(self, activity_id: int, bound: int) -> tuple[int, int] | None:
+        """The update takes the row lock, then reads the bound under it; where the database
+        can (PostgreSQL, SQLite), its answer is the new numbers, one round trip."""
+        c = ticket_queue.c
+        taking = (
             update(ticket_queue)
             .where(c.activity_id == activity_id, c.accepted - c.drawn < bound)
             .values(accepted=c.accepted + 1)
         )
-        if not taken.rowcount:
+        if self._connection.dialect.update_returning:
+            row = (await self._connection.execute(taking.returning(c.accepted, c.drawn))).first()
+            return None if row is None else (int(row.accepted), int(row.drawn))
+        if not (await self._connection.execute(taking)).rowcount:
             return None
         query = select(c.accepted, c.drawn).where(c.activity_id == activity_id)
         accepted, drawn = (await self._connection.execute(query)).one()
@@ -52,11 +63,11 @@ class SqlTicketRepository:
         query = select(ticket_queue.c.drawn).where(ticket_queue.c.activity_id == activity_id)
         return int((await self._connection.execute(query)).scalar() or 0)
 
-    async def waiting(self, activity_id: int, upto: int, limit: int) -> Sequence[Ticket]:
+    async def waiting(self, activity_id: int, limit: int) -> Sequence[Ticket]:
         c = draw_ticket.c
         query = (
             select(draw_ticket)
-            .where(c.activity_id == activity_id, c.seq <= upto, c.state == TicketState.QUEUED)
+            .where(c.activity_id == activity_id, c.state == TicketState.QUEUED)
             .order_by(c.seq)
             .limit(limit)
         )
@@ -66,12 +77,27 @@ class SqlTicketRepository:
         if not outcomes:
             return
         c = draw_ticket.c
-        for o in outcomes:
-            await self._connection.execute(
-                update(draw_ticket)
-                .where(c.ticket == o.ticket, c.state == TicketState.QUEUED)
-                .values(state=o.state, order_id=o.order_id, refusal=o.refusal, detail=o.detail)
+        settling = (
+            update(draw_ticket)
+            .where(c.ticket == bindparam("b_ticket"), c.state == TicketState.QUEUED)
+            .values(
+                state=bindparam("b_state"),
+                order_id=bindparam("b_order_id"),
+                refusal=bindparam("b_refusal"),
+                detail=bindparam("b_detail"),
             )
+        )
+        rows = [
+            {
+                "b_ticket": o.ticket,
+                "b_state": o.state.value,
+                "b_order_id": o.order_id,
+                "b_refusal": o.refusal,
+                "b_detail": o.detail,
+            }
+            for o in outcomes
+        ]
+        await self._connection.execute(settling, rows)  # one statement, many rows
         last = max(o.seq for o in outcomes)
         q = ticket_queue.c
         await self._connection.execute(
