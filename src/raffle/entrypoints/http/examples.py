@@ -184,6 +184,13 @@ DRAW: Example = {
     "state": "create",
     "delivery": None,
 }
+TICKET: Example = {
+    "ticket": "t3f9c2a7d41b84e06a5c1d2e3f4a5b6c7",
+    "activity_id": 100301,
+    "state": "queued",
+    "position": 42,
+    "accepted_at": WHEN,
+}
 HISTORY: Example = {"draws": [{**DRAW, "state": "completed", "delivery": DELIVERY}], "next": None}
 TOP_UP_IN: Example = {"user_id": "alice", "sku": 9011, "out_business_no": "pay-20261111-0001"}
 TOP_UP: Example = {"credited": True, "account": {**ACCOUNT, "total": 15, "total_left": 12}}

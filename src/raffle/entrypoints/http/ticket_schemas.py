@@ -6,10 +6,14 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from raffle.entrypoints.http import examples
+from raffle.entrypoints.http.examples import examples_of
 from raffle.service.queued_draws import Queued
 
 
 class TicketOut(BaseModel):
+    model_config = examples_of(examples.TICKET)
+
     ticket: str = Field(description="Opaque; poll GET /api/activities/{id}/tickets/{ticket}.")
     activity_id: int
     state: str = Field(description="queued, drawn or refused.")
