@@ -1,14 +1,16 @@
 """Queued draws' tickets on each database: numbers without gaps under concurrent acceptances,
-the bound, keys, waiting tickets in order, settling, and the stalled ones."""
+the bound, keys, waiting tickets in order, settling, the stalled ones; migration 0027."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.unit_of_work import SqlUnitOfWork
+from raffle.adapters.sql.migrate import downgrade, upgrade
+from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.tickets import Settled, Ticket, TicketState
 
 AT = datetime(2026, 11, 25, 6, tzinfo=UTC)
@@ -61,3 +63,20 @@ async def test_concurrent_acceptances_take_every_number_once_up_to_the_bound(
     assert {(t.activity_id, t.seq) for t in stalled} == {(1, 30), (2, 1)}
     # Settled, two places free up below the bound.
     assert await _accept(engine, 1, "u99", bound=30) == 31
+
+
+async def test_0027_undoes_itself(database_url: str) -> None:
+    await upgrade(database_url)
+    await downgrade(database_url, "0025")
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            names = await connection.run_sync(lambda c: inspect(c).get_table_names())
+            columns = await connection.run_sync(
+                lambda c: [col["name"] for col in inspect(c).get_columns("activity")]
+            )
+    finally:
+        await engine.dispose()
+    assert not {"draw_ticket", "ticket_queue"} & set(names)
+    assert "queued" not in columns
+    await upgrade(database_url)
