@@ -58,6 +58,7 @@ from raffle.domain.payments import NOTIFIED
 from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
+from raffle.domain.tickets import QUEUED
 from raffle.service.audience import TagBoard
 from raffle.service.blocking import Blocking
 from raffle.service.cap_counts import cap_limits, room_left
@@ -65,6 +66,7 @@ from raffle.service.catalogue import Catalogue
 from raffle.service.deliverers import DeliveryContext
 from raffle.service.delivery import Fault, no_fault
 from raffle.service.deny_board import DenyBoard
+from raffle.service.draw import draw
 from raffle.service.draw_batch import BatchedDraws
 from raffle.service.draw_checks import DrawChecks
 from raffle.service.fairness import SeedBook
@@ -88,6 +90,8 @@ from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.ports.tags import ProfilePages
 from raffle.service.profile_cache import CachedProfiles
 from raffle.service.profiles import ProfileCare
+from raffle.service.queued_drawing import TicketDrawer
+from raffle.service.queued_draws import Queue
 from raffle.service.rebates import signed_days
 from raffle.service.reconcile import ClaimCounts
 from raffle.service.stock import configured_stock, units_left
@@ -164,6 +168,20 @@ class Raffle:
         if self.gateway is None or self.qr_codes is None:
             raise PaymentsOff("payments are off: no payment gateway is configured")
         return Payments(self.uow, self.shards, self.gateway, self.qr_codes, self.clock, fault)
+
+    def queue(self) -> Queue:
+        return Queue(self.settings.queue_bound, self.settings.queue_retry_seconds)
+
+    def ticket_drawer(self) -> TicketDrawer:
+        """The queued draws' consumer: each ticket through the draw use case. The player's
+        checks ran when the ticket was accepted (with the request's address), and are not
+        run again."""
+        one = partial(
+            draw, catalogue=self.catalogue, shards=self.shards, stock=self.stock, rng=self.rng,
+            clock=self.clock, hints=self.hints, metrics=self.metrics, profiles=self.profiles,
+            audience=self.tags, caps=self.caps, seeds=self.seeds,
+        )  # fmt: skip
+        return TicketDrawer(self.uow, one, self.settings.queue_batch)
 
     def pools(self) -> dict[str, AsyncEngine]:
         """The engines by their pool's name in metrics: db0 the configuration database, db1…
@@ -370,8 +388,9 @@ def _broker(settings: Settings) -> Broker:
     if settings.broker_url is None:
         return MemoryBroker(attempts=attempts, timeout=timeout)
     return RabbitBroker(
-        settings.broker_url, topics=[WON, NOTIFIED], attempts=attempts, timeout=timeout
-    )
+        settings.broker_url, topics=[WON, NOTIFIED, QUEUED], attempts=attempts,
+        timeout=timeout, in_order=[QUEUED],
+    )  # fmt: skip
 
 
 def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGateway | None:

@@ -8,7 +8,7 @@ from typing import Any, Literal, Self
 from urllib.parse import unquote, urlsplit
 
 import phonenumbers
-from pydantic import SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from raffle.adapters.alipay.signing import private_key, public_key
@@ -89,6 +89,11 @@ class Settings(BaseSettings):
     # The compensation job publishes again what is still unpublished this long after its
     # row was last touched; above the publish timeout, so it never races a live relay.
     republish_after_seconds: float = 60.0
+    # Queued draws (docs/queued-draws.md): the tickets an activity holds waiting at most (more
+    # are refused `queue_full`, Retry-After queue_retry_seconds), and read per batch.
+    queue_bound: int = Field(default=100_000, ge=1)
+    queue_retry_seconds: int = Field(default=5, ge=1)
+    queue_batch: int = Field(default=200, ge=1)
     # Operators' notices (stock warnings, stock zero: docs/stock-warnings.md) are POSTed to
     # this webhook, signed with the secret (Standard Webhooks, `whsec_` and base64); without
     # a URL they are logged. Both from the environment only, never from a file we ship.

@@ -20,6 +20,7 @@ from raffle.domain.draws import WinState
 from raffle.domain.payments import NOTIFIED
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
+from raffle.domain.tickets import QUEUED
 from raffle.service.campaigns import load_campaign
 from raffle.service.delivery import DeliveryCounts, delivery_counts
 from raffle.service.draw import Draw, draw
@@ -68,7 +69,7 @@ async def fresh_queues(url: str) -> None:
     connection = await connect(url)
     async with connection:
         channel = await connection.channel()
-        for topic in (WON, NOTIFIED):
+        for topic in (WON, NOTIFIED, QUEUED):
             for name in (topic, dead_letters(topic)):
                 await channel.queue_delete(name)
 

@@ -280,3 +280,16 @@ def test_an_activity_without_a_feed_setting_hides_it_and_a_bad_one_is_refused(
     with pytest.raises(InvalidCampaignFile) as error:
         read_campaign(write(tmp_path, CAPPED + "    show_winning_list: 2\n"))
     assert any(p.line == 14 for p in error.value.problems), error.value.problems
+
+
+@pytest.mark.parametrize("queued", [True, False])
+def test_an_activitys_queued_mode_is_read_and_written_back(tmp_path: Path, queued: bool) -> None:
+    text = CAPPED + f"    queued: {str(queued).lower()}\n"
+    (activity,) = read_campaign(write(tmp_path, text)).activities
+    assert activity.queued is queued
+    written = write_campaign(read_campaign(write(tmp_path, text)))
+    assert ("queued" in written) is queued  # off is the default, not written
+    (again,) = read_campaign(write(tmp_path, written)).activities
+    assert again.queued is queued
+    (plain,) = read_campaign(write(tmp_path, CAPPED)).activities
+    assert plain.queued is False

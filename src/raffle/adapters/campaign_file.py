@@ -144,6 +144,7 @@ class ActivityIn(_Model):
     perfect_activity: bool = False  # every draw wins a real prize while stock lasts
     join_code_required: bool = False  # a draw needs a join code the user redeemed
     show_winning_list: FeedDisplay = FeedDisplay.HIDDEN  # the winners' feed: ticker, tiled
+    queued: bool = False  # draws answered with a ticket, drawn in acceptance order
 
 
 class SkuIn(_Model):
@@ -352,6 +353,7 @@ def _activity(a: ActivityIn) -> Activity:
         caps=Caps(a.award_num_limit, a.join_people_total_limit, a.perfect_activity),
         join_code_required=a.join_code_required,
         winners_feed=a.show_winning_list,
+        queued=a.queued,
     )
 
 

@@ -146,6 +146,8 @@ def _activity(a: Activity, participation: Participation | None) -> dict[str, Any
         written["join_code_required"] = True
     if a.winners_feed is not FeedDisplay.HIDDEN:
         written["show_winning_list"] = a.winners_feed.value
+    if a.queued:
+        written["queued"] = True
     return written
 
 

@@ -60,6 +60,7 @@ class Activity:
     caps: Caps = NO_CAPS  # total winners and participants, every draw wins
     join_code_required: bool = False  # a draw needs a join code redeemed by the user
     winners_feed: FeedDisplay = FeedDisplay.HIDDEN  # how the player page shows recent wins
+    queued: bool = False  # draws are accepted with a ticket and drawn in order (seed 000)
 
     def __post_init__(self) -> None:
         if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:

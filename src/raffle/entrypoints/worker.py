@@ -19,12 +19,15 @@ import structlog
 from raffle.bootstrap import Raffle
 from raffle.domain.delivery import WON
 from raffle.domain.draws import OutboxMessage
+from raffle.domain.tickets import QUEUED
 from raffle.entrypoints.batching import Batcher
 from raffle.entrypoints.payment_worker import payment_loops
 from raffle.service.activities import advance
 from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
-from raffle.service.ports import dead_letters
+from raffle.service.ports import Draw, DrawResult, dead_letters
 from raffle.service.prize_claims import Swept, expire_prizes
+from raffle.service.queued_drawing import TicketDrawer
+from raffle.service.queued_draws import republish
 from raffle.service.relay import compensate, relay
 from raffle.service.stock_sync import sync_caps, sync_stock
 from raffle.service.stopping import stop_if_asked
@@ -57,6 +60,7 @@ async def run(raffle: Raffle, parts: Parts = Parts(), *, fault: Fault = no_fault
     if parts.consumers:
         loops.append(lambda: raffle.broker.consume(WON, _delivering(raffle, fault)))
         loops.append(lambda: raffle.broker.consume(dead_letters(WON), _giving_up(raffle)))
+        loops.append(lambda: raffle.broker.consume(QUEUED, _drawing_tickets(raffle, fault)))
     if parts.jobs:
         loops.append(lambda: _tick(raffle, compensating=parts.relay, fault=fault))
     loops += payment_loops(
@@ -113,6 +117,23 @@ def _delivering(raffle: Raffle, fault: Fault) -> Callable[[OutboxMessage], Await
     return handle
 
 
+def _drawing_tickets(raffle: Raffle, fault: Fault) -> Callable[[OutboxMessage], Awaitable[None]]:
+    plain = raffle.ticket_drawer()
+
+    async def one(cmd: Draw) -> DrawResult:
+        result = await plain.draw(cmd)
+        await fault("queued.drawn")  # committed, its ticket not settled yet
+        return result
+
+    drawer = TicketDrawer(plain.config, one, plain.batch)
+
+    async def handle(message: OutboxMessage) -> None:
+        await drawer.handle(message)
+        await fault("consumer.before_ack")
+
+    return handle
+
+
 def _giving_up(raffle: Raffle) -> Callable[[OutboxMessage], Awaitable[None]]:
     async def handle(message: OutboxMessage) -> None:
         raffle.metrics.dead_lettered()
@@ -146,6 +167,9 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
             metrics=raffle.metrics,
         )
 
+    async def republishing() -> int:
+        return await republish(raffle.uow, raffle.broker, raffle.clock, age=age)
+
     async def sweeping() -> int:
         expired = await raffle.sessions.delete_expired()
         return expired + await raffle.idempotency.delete_older(raffle.clock.now() - KEEP_KEYS)
@@ -155,6 +179,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
         await _job(raffle, "advance", advancing)
         if compensating and tick % compensate_every == 0:
             await _job(raffle, "compensate", compensating_job)
+            await _job(raffle, "republish_tickets", republishing)
         if compensating and tick % STOCK_SYNC_EVERY == 0:
             await _job(raffle, "stock_sync", lambda: _sync_stock(raffle))
         if tick % SWEEP_EVERY == 0:

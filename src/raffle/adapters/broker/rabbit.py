@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import cast
 
@@ -47,9 +47,11 @@ class RabbitBroker:
         attempts: int,
         timeout: float,
         prefetch: int = 800,
+        in_order: Collection[str] = (),
     ) -> None:
         self._url = url
         self._topics = tuple(topics)
+        self._in_order = frozenset(in_order)  # topics with a single active consumer
         self._attempts = attempts
         self._timeout = timeout
         self._prefetch = prefetch
@@ -205,6 +207,10 @@ class RabbitBroker:
                 "x-dead-letter-strategy": "at-least-once",
                 "x-overflow": "reject-publish",
             }
+            if topic in self._in_order:
+                # One consumer at a time gets the queue's messages, in the queue's order; the
+                # next takes over when it goes.
+                arguments["x-single-active-consumer"] = True
             queue = await channel.declare_queue(topic, durable=True, arguments=arguments)
             await queue.bind(live, topic)
             parking = await channel.declare_queue(

@@ -24,6 +24,7 @@ from raffle.adapters.sql.repositories.prize_images import SqlPrizeImageRepositor
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
+from raffle.adapters.sql.repositories.tickets import SqlTicketRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.tables.audit import config_audit
 from raffle.adapters.sql.transaction import TransactionScope
@@ -47,6 +48,7 @@ from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
+from raffle.service.ports.tickets import TicketRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 
@@ -71,6 +73,7 @@ class SqlUnitOfWork(TransactionScope):
     join_codes: JoinCodeRepository
     seeds: SeedRepository
     audit: AuditLog
+    tickets: TicketRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -90,6 +93,7 @@ class SqlUnitOfWork(TransactionScope):
         self.join_codes = SqlJoinCodeRepository(connection)
         self.seeds = SqlSeedRepository(connection)
         self.audit = SqlAuditLog(connection, config_audit, CONFIG_CHAIN)
+        self.tickets = SqlTicketRepository(connection)
 
 
 def create_engine(

@@ -38,6 +38,7 @@ from raffle.entrypoints.http.routes import (
     stock_warnings,
     switches,
     tags,
+    tickets,
     winners,
 )
 
@@ -85,6 +86,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
         delivery, profiles, prize_pool, content, deny, join_codes, winners, payments, fairness,
         audit,
+        tickets,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

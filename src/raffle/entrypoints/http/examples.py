@@ -54,6 +54,7 @@ ACTIVITY: Example = {
     "caps": CAPS,
     "join_code_required": False,
     "show_winning_list": "ticker",
+    "queued": False,
 }
 CLAIM_TERMS: Example = {
     "validity": {"kind": "days", "first": None, "last": None, "days": 7, "later": 0},
@@ -182,6 +183,13 @@ DRAW: Example = {
     "created_at": WHEN,
     "state": "create",
     "delivery": None,
+}
+TICKET: Example = {
+    "ticket": "t3f9c2a7d41b84e06a5c1d2e3f4a5b6c7",
+    "activity_id": 100301,
+    "state": "queued",
+    "position": 42,
+    "accepted_at": WHEN,
 }
 HISTORY: Example = {"draws": [{**DRAW, "state": "completed", "delivery": DELIVERY}], "next": None}
 TOP_UP_IN: Example = {"user_id": "alice", "sku": 9011, "out_business_no": "pay-20261111-0001"}

@@ -74,6 +74,7 @@ from raffle.domain.receipts import BadReceipt
 from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.switches import InvalidSwitch
 from raffle.domain.tags import InvalidTag, MalformedCondition, TagCycle, TagInUse, UnknownTag
+from raffle.domain.tickets import UnknownTicket
 from raffle.domain.users import (
     AccountLocked,
     Forbidden,
@@ -164,6 +165,7 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownPayment: 404,
     PaymentsOff: 404,
     NoReceipt: 404,
+    UnknownTicket: 404,
     # 409: the request conflicts with the current state
     NotFailed: 409,
     ActivityNotOpen: 409,

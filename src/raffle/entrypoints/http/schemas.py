@@ -108,6 +108,11 @@ class ActivityOut(BaseModel):
         description="How the player page shows the winners' feed: `hidden` (and the feed "
         "answers 404 `feed_hidden`), `ticker` (one line) or `tiled`.",
     )
+    queued: bool = Field(
+        default=False,
+        description="A draw is answered `202` with a ticket, drawn in acceptance order "
+        "(GET …/tickets/{ticket}).",
+    )
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
@@ -115,7 +120,7 @@ class ActivityOut(BaseModel):
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
             caps=CapsOut.of(a.caps), join_code_required=a.join_code_required,
-            show_winning_list=a.winners_feed.value,
+            show_winning_list=a.winners_feed.value, queued=a.queued,
         )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
+from raffle.service.ports.tickets import TicketRepository
 
 
 class AwardRepository(Protocol):
@@ -196,3 +197,4 @@ class UnitOfWork(Transaction, Protocol):
     join_codes: JoinCodeRepository
     seeds: SeedRepository
     audit: AuditLog  # the configuration's chain
+    tickets: TicketRepository

@@ -39,6 +39,7 @@ class SqlActivityRepository:
             "perfect_activity": activity.caps.perfect,
             "join_code_required": activity.join_code_required,
             "show_winning_list": activity.winners_feed.value,
+            "queued": activity.queued,
         }
         # Reloading a campaign file must not reset a running activity: once stored, the
         # state moves only through compare_and_set.
@@ -271,6 +272,7 @@ def _activity(row: Row[Any]) -> Activity:
         caps=Caps(row.award_num_limit, row.join_people_total_limit, bool(row.perfect_activity)),
         join_code_required=bool(row.join_code_required),
         winners_feed=FeedDisplay(row.show_winning_list),
+        queued=bool(row.queued),
     )
 
 

@@ -155,11 +155,22 @@ def feed_column() -> Column[str]:
     return Column("show_winning_list", String(8), nullable=False, server_default="hidden")
 
 
+def queued_column() -> Column[bool]:
+    """Whether draws are queued (domain `Activity.queued`), added by migration 0027:
+    activities from before draw at once."""
+    return Column("queued", Boolean, nullable=False, server_default=false())
+
+
 def define_activity(
-    metadata: MetaData, *, caps: bool = True, join_code: bool | None = None, feed: bool = True
+    metadata: MetaData,
+    *,
+    caps: bool = True,
+    join_code: bool | None = None,
+    feed: bool = True,
+    queued: bool = True,
 ) -> Table:
-    """Activities; as migration 0002 made them with `caps=False, feed=False` (`join_code`
-    follows `caps` unless given: as 0015 left them with `join_code=False`)."""
+    """Activities; as migration 0002 made them with `caps=False, feed=False, queued=False`
+    (`join_code` follows `caps` unless given: as 0015 left them with `join_code=False`)."""
     join_code = caps if join_code is None else join_code
     return Table(
         "activity",
@@ -176,6 +187,7 @@ def define_activity(
         *(caps_columns() if caps else []),
         *([join_code_column()] if join_code else []),
         *([feed_column()] if feed else []),
+        *([queued_column()] if queued else []),
         Index(None, "strategy_id"),
         mysql_charset="utf8mb4",
     )

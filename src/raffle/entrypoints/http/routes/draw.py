@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from raffle.bootstrap import Raffle
 from raffle.domain.blocking import BlockEvent
+from raffle.domain.draws import UnknownActivity
 from raffle.domain.errors import RaffleError, Unavailable
 from raffle.domain.users import InvalidInput
 from raffle.entrypoints.http.bounds import Id
@@ -34,8 +35,10 @@ from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.openapi import Document, schema_ref, security
 from raffle.entrypoints.http.problems import documented
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
+from raffle.entrypoints.http.ticket_schemas import TicketOut, ticket_path
 from raffle.service.draw import Draw, draw
 from raffle.service.idempotency import MAX_KEY
+from raffle.service.queued_draws import accept
 
 PATH = "/api/activities/{activity_id}/draws"
 
@@ -45,7 +48,10 @@ _ACTIVITY_ID = TypeAdapter(Id)  # the path parameter, read as FastAPI reads an `
 async def draw_once(request: Request) -> Response:
     """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
     draw keeps it on its order (in the draw's own transaction), and a retry gets the same
-    order back, marked `Idempotent-Replayed: true`."""
+    order back, marked `Idempotent-Replayed: true`. An activity with queued draws answers
+    `202` and a ticket instead (its `Location`), drawn in the order accepted: poll
+    GET /api/activities/{activity_id}/tickets/{ticket}; it refuses `queue_full` (503,
+    Retry-After) when its queue is at its bound."""
     raffle: Raffle = request.app.state.raffle
     try:
         return await _draw(raffle, request)
@@ -73,6 +79,8 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
 async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Response:
     activity_id = _activity_id(request.path_params["activity_id"])
     key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
+    if await _queued(raffle, activity_id):
+        return await _accepted(raffle, Draw(user_id, activity_id, key), ip)
     result = await draw(
         Draw(user_id, activity_id, key),
         catalogue=raffle.catalogue,
@@ -93,6 +101,28 @@ async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Res
     body = draw_json(result, awards[result.award_id])
     headers = {REPLAYED: "true"} if result.replayed else None
     return Response(body, 201, headers, media_type="application/json")
+
+
+async def _queued(raffle: Raffle, activity_id: int) -> bool:
+    """Whether the activity queues its draws (an unknown one is draw()'s to refuse)."""
+    try:
+        return (await raffle.catalogue.activity(activity_id)).queued
+    except UnknownActivity:
+        return False
+
+
+async def _accepted(raffle: Raffle, cmd: Draw, ip: str) -> Response:
+    """A queued activity's draw: 202 and the ticket to poll (service/queued_draws.py)."""
+    queued = await accept(
+        cmd, catalogue=raffle.catalogue, config=raffle.uow, broker=raffle.broker,
+        clock=raffle.clock, queue=raffle.queue(), checks=raffle.draw_checks, ip=ip,
+    )  # fmt: skip
+    t = queued.ticket
+    headers = {"Location": ticket_path(t.activity_id, t.ticket)}
+    if queued.replayed:
+        headers[REPLAYED] = "true"
+    body = TicketOut.of(queued).model_dump_json()
+    return Response(body, 202, headers, media_type="application/json")
 
 
 # First among the application's routes: the router tries them in order.
@@ -140,6 +170,10 @@ def document(openapi: Document) -> None:
             "201": {
                 "description": "Successful Response",
                 "content": {"application/json": {"schema": schema_ref(openapi, DrawOut)}},
+            },
+            "202": {
+                "description": "A queued activity's draw accepted: its ticket, to poll",
+                "content": {"application/json": {"schema": schema_ref(openapi, TicketOut)}},
             },
             **{str(s): r for s, r in documented(401, 403, 404, 409, 422, 429, 503).items()},
         },

@@ -301,11 +301,18 @@ function capsFields(a, at) {
     dataset: { at: `${at}.join_code_required` },
     onchange: (event) => (event.target.checked ? (a.join_code_required = true) : delete a.join_code_required),
   });
+  // Draws answered with a ticket and drawn in acceptance order, through the broker (seed 000).
+  const queued = h("input", {
+    type: "checkbox", id: `f-${at.replaceAll(".", "-")}-queued`, checked: Boolean(a.queued),
+    dataset: { at: `${at}.queued` },
+    onchange: (event) => (event.target.checked ? (a.queued = true) : delete a.queued),
+  });
   return h("div", { class: "row" },
     field("Total winners", `${at}.award_num_limit`, a.award_num_limit, set("award_num_limit"), { type: "number", read: integer, hint: "no cap" }),
     field("Total participants", `${at}.join_people_total_limit`, a.join_people_total_limit, set("join_people_total_limit"), { type: "number", read: integer, hint: "no cap" }),
     h("label", {}, perfect, "100 % win (misses not drawn)"),
     h("label", {}, codes, "Join code required"),
+    h("label", {}, queued, "Queued draws (first come, first served)"),
     choice("Winners' feed", `${at}.show_winning_list`, a.show_winning_list ?? "hidden",
       (v) => (v === "hidden" ? delete a.show_winning_list : (a.show_winning_list = v)),
       () => [["hidden", "hidden"], ["ticker", "one line (ticker)"], ["tiled", "tiled"]], { read: String }));

@@ -231,7 +231,7 @@ async function onDraw() {
   board.start();
   let ok = false;
   try {
-    const won = await api(`/api/activities/${state.activity.id}/draws`, { method: "POST" });
+    const won = await drawn(await api(`/api/activities/${state.activity.id}/draws`, { method: "POST" }));
     await board.stop(won.award_id, won.award_title);
     // The campaign's win tips for the prize (seed 004 award_tips), shown as written.
     const tips = state.mine?.prizes.find((p) => p.award_id === won.award_id)?.card?.win_tips;
@@ -245,6 +245,17 @@ async function onDraw() {
   drawing = false;
   if (session.token) await refresh().catch(handle);
   board.done(ok);
+}
+
+// A queued activity answers a draw with a ticket (202): polled until it is drawn, its answer
+// then the draw's own (a refusal is thrown as the draw's would be). docs/queued-draws.md
+async function drawn(answer) {
+  let now = answer;
+  while (now.ticket !== undefined) {
+    if (now.state === "queued") await new Promise((done) => setTimeout(done, 1000));
+    now = await api(`/api/activities/${now.activity_id}/tickets/${now.ticket}`);
+  }
+  return now;
 }
 
 // The draw's receipt opens on the verify page (verify.js), which checks it once its seed is out.

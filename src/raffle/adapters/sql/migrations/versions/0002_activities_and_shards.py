@@ -43,7 +43,9 @@ def _tables() -> list[sa.Table]:
     # The accounts, sessions and activities as they were then: 0009 and 0015 add to them.
     then = sa.MetaData(naming_convention=tables.NAMING_CONVENTION)
     users = tables.define_users(then, status=False)
-    activity = tables.define_activity(then, caps=False, feed=False)  # 0015, 0024 add the rest
+    activity = tables.define_activity(
+        then, caps=False, feed=False, queued=False
+    )  # 0015, 0024, 0027
     return new_tables.of_revision([activity, *config, *users], shard)
 
 

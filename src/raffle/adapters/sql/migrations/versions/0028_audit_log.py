@@ -2,7 +2,7 @@
 row at the genesis (`tables.audit`).
 
 Revision ID: 0028
-Revises: 0025
+Revises: 0027
 Create Date: 2026-11-25
 """
 
@@ -18,7 +18,7 @@ from raffle.adapters.sql.tables.audit import HEAD_ID, config_audit, define_shard
 from raffle.domain.audit import GENESIS
 
 revision: str = "0028"
-down_revision: str | Sequence[str] | None = "0025"
+down_revision: str | Sequence[str] | None = "0027"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
