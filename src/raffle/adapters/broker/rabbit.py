@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import cast
 
@@ -47,12 +47,14 @@ class RabbitBroker:
         attempts: int,
         timeout: float,
         prefetch: int = 800,
+        bounds: Mapping[str, int] | None = None,
     ) -> None:
         self._url = url
         self._topics = tuple(topics)
         self._attempts = attempts
         self._timeout = timeout
         self._prefetch = prefetch
+        self._bounds = dict(bounds or {})  # a topic's queue length; past it publishes are nacked
         self._connection: AbstractRobustConnection | None = None
         self._publishing: AbstractRobustChannel | None = None
         self._lock = asyncio.Lock()
@@ -205,6 +207,8 @@ class RabbitBroker:
                 "x-dead-letter-strategy": "at-least-once",
                 "x-overflow": "reject-publish",
             }
+            if (bound := self._bounds.get(topic)) is not None:
+                arguments["x-max-length"] = bound
             queue = await channel.declare_queue(topic, durable=True, arguments=arguments)
             await queue.bind(live, topic)
             parking = await channel.declare_queue(
