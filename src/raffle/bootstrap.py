@@ -382,7 +382,7 @@ def _probes(
 def _flash(raffle: Raffle, store: SqlFlashSales) -> FlashSales:
     """Flash sales on Redis (a script per step, news of returned units on pub/sub), or in
     this process's memory."""
-    settings, redis = raffle.settings, raffle.redis
+    settings, redis, commands = raffle.settings, raffle.redis, raffle.redis_commands
     secret = settings.flash_secret
     gate = FlashGate(
         secret=secrets.token_bytes(32) if secret is None else secret.get_secret_value().encode(),
@@ -399,7 +399,7 @@ def _flash(raffle: Raffle, store: SqlFlashSales) -> FlashSales:
     )
     return FlashSales(
         store=store,
-        stock=MemorySaleStock() if redis is None else RedisSaleStock(redis),
+        stock=MemorySaleStock() if commands is None else RedisSaleStock(commands),
         broker=raffle.broker,
         news=PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=FLASH_NEWS),
         gate=gate,

@@ -73,10 +73,10 @@ async def test_once_sold_out_the_mark_answers_without_the_stock(sales: FlashSale
     taken = 0
     real = sales.stock.take
 
-    async def counted(sale_id: int, user_id: str, per_user: int) -> Taking:
+    async def counted(sale_id: int, user_id: str, per_user: int, attempt: str) -> Taking:
         nonlocal taken
         taken += 1
-        return await real(sale_id, user_id, per_user)
+        return await real(sale_id, user_id, per_user, attempt)
 
     sales.stock.take = counted  # type: ignore[method-assign]
     assert await buy(sales, "e") is Answer.SOLD_OUT

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 
 from redis.exceptions import RedisError
 
-from raffle.adapters.redis_commands import RedisClient
+from raffle.adapters.redis_commands import RedisCommands
+from raffle.adapters.redis_pipeline import Arg, LuaScript
 from raffle.domain.errors import Unavailable
 from raffle.domain.flash_sales import Answer
 from raffle.service.ports.flash_sales import Holding, Taking
@@ -14,30 +15,39 @@ from raffle.service.ports.flash_sales import Holding, Taking
 # Per sale: `left` (units never handed out or given back) and a hash of each user's `h:`
 # units held and `s:` last sequence number. The duplicate check comes before the unit is
 # taken, in the same script: a user at the limit takes nothing. `seq` only grows, so a unit
-# bought again after one expired is a new order, never the expired one's.
-_TAKE = """
+# bought again after one expired is a new order, never the expired one's. `r:` keeps the
+# user's last take's attempt id: the shared round trips send a batch again after a lost
+# connection, and a take Redis ran before it broke answers its first answer the second time
+# rather than "already bought" for a unit the player would then never be told of.
+_TAKE = LuaScript("""
 local left = redis.call('GET', KEYS[1])
 if not left then return {-2, 0} end
+local last = redis.call('HGET', KEYS[2], 'r:' .. ARGV[1])
+if last and string.sub(last, 1, #ARGV[3] + 1) == ARGV[3] .. ':' then
+  return {0, tonumber(string.sub(last, #ARGV[3] + 2))}
+end
 local held = tonumber(redis.call('HGET', KEYS[2], 'h:' .. ARGV[1]) or '0')
 if held >= tonumber(ARGV[2]) then return {1, 0} end
 if tonumber(left) <= 0 then return {-1, 0} end
 redis.call('DECR', KEYS[1])
 redis.call('HSET', KEYS[2], 'h:' .. ARGV[1], held + 1)
-return {0, redis.call('HINCRBY', KEYS[2], 's:' .. ARGV[1], 1)}
-"""
+local seq = redis.call('HINCRBY', KEYS[2], 's:' .. ARGV[1], 1)
+redis.call('HSET', KEYS[2], 'r:' .. ARGV[1], ARGV[3] .. ':' .. seq)
+return {0, seq}
+""")
 
-_GIVE_BACK = """
+_GIVE_BACK = LuaScript("""
 if not redis.call('GET', KEYS[1]) then return 0 end
 local held = tonumber(redis.call('HGET', KEYS[2], 'h:' .. ARGV[1]) or '0')
 if held > 0 then redis.call('HSET', KEYS[2], 'h:' .. ARGV[1], held - 1) end
 redis.call('INCR', KEYS[1])
 return 1
-"""
+""")
 
 # Loads unless loaded: a loader that read the orders before another finished loading must
 # not write its older picture over counts already in use. `left` is written last, so a
 # take never sees a sale half loaded.
-_LOAD = """
+_LOAD = LuaScript("""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2])
 for i = 2, #ARGV, 3 do
@@ -45,14 +55,14 @@ for i = 2, #ARGV, 3 do
 end
 redis.call('SET', KEYS[1], ARGV[1])
 return 1
-"""
+""")
 
-_HOLDING = """
+_HOLDING = LuaScript("""
 if not redis.call('GET', KEYS[1]) then return {-1, 0} end
 local held = redis.call('HGET', KEYS[2], 'h:' .. ARGV[1]) or '0'
 local seq = redis.call('HGET', KEYS[2], 's:' .. ARGV[1]) or '0'
 return {tonumber(held), tonumber(seq)}
-"""
+""")
 
 NOT_LOADED = -2
 
@@ -68,25 +78,26 @@ def _keys(sale_id: int) -> list[str]:
 
 
 class RedisSaleStock:
-    def __init__(self, redis: RedisClient) -> None:
-        self._redis = redis
-        self._take = redis.register_script(_TAKE)
-        self._give_back = redis.register_script(_GIVE_BACK)
-        self._load = redis.register_script(_LOAD)
-        self._holding = redis.register_script(_HOLDING)
+    """Each step one script (EVALSHA, its body when Redis lacks it) on the shared round trips
+    every request's commands take: under a rush, takes go to Redis in batches rather than
+    each waiting for a connection of its own."""
+
+    def __init__(self, commands: RedisCommands) -> None:
+        self._commands = commands
 
     async def load(self, sale_id: int, left: int, holders: Mapping[str, Holding]) -> bool:
-        args: list[str | int] = [left]
+        args: list[Arg] = [left]
         for user_id, holding in holders.items():
             args += [user_id, holding.held, holding.seq]
         try:
-            return bool(await self._load(keys=_keys(sale_id), args=args))
+            return bool(await self._commands.run(_LOAD, _keys(sale_id), args))
         except RedisError as error:
             raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
 
-    async def take(self, sale_id: int, user_id: str, per_user: int) -> Taking:
+    async def take(self, sale_id: int, user_id: str, per_user: int, attempt: str) -> Taking:
+        args = [user_id, per_user, attempt]
         try:
-            code, seq = await self._take(keys=_keys(sale_id), args=[user_id, per_user])
+            code, seq = await self._commands.run(_TAKE, _keys(sale_id), args)
         except RedisError as error:
             raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
         if code == NOT_LOADED:
@@ -95,21 +106,21 @@ class RedisSaleStock:
 
     async def give_back(self, sale_id: int, user_id: str) -> bool:
         try:
-            return bool(await self._give_back(keys=_keys(sale_id), args=[user_id]))
+            return bool(await self._commands.run(_GIVE_BACK, _keys(sale_id), [user_id]))
         except RedisError as error:
             raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
 
     async def left(self, sale_id: int) -> int | None:
-        found = await self._redis.get(_keys(sale_id)[0])
+        found = await self._commands.execute("GET", _keys(sale_id)[0])
         return None if found is None else int(found)
 
     async def holding(self, sale_id: int, user_id: str) -> Holding | None:
-        held, seq = await self._holding(keys=_keys(sale_id), args=[user_id])
+        held, seq = await self._commands.run(_HOLDING, _keys(sale_id), [user_id])
         return None if held < 0 else Holding(int(held), int(seq))
 
     async def unload(self, sale_id: int) -> None:
         for key in _keys(sale_id):
-            await self._redis.delete(key)
+            await self._commands.execute("DEL", key)
 
 
 class MemorySaleStock:
@@ -127,7 +138,7 @@ class MemorySaleStock:
         self._left[sale_id] = left
         return True
 
-    async def take(self, sale_id: int, user_id: str, per_user: int) -> Taking:
+    async def take(self, sale_id: int, user_id: str, per_user: int, attempt: str) -> Taking:
         left = self._left.get(sale_id)
         if left is None:
             return Taking(Answer.SOLD_OUT, loaded=False)

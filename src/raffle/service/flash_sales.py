@@ -135,11 +135,11 @@ class FlashSales:
         await self._limit(f"flash-buy:{user_id}", self.limits.purchases_per_second, 1)
         if ip is not None:
             await self._limit(f"flash-ip:{ip}", self.limits.address_per_second, 1)
-        generation = self.marks.generation
-        taking = await self.stock.take(sale_id, user_id, sale.per_user)
+        generation, attempt = self.marks.generation, secrets.token_hex(8)
+        taking = await self.stock.take(sale_id, user_id, sale.per_user, attempt)
         if not taking.loaded:
             await self.load(sale)
-            taking = await self.stock.take(sale_id, user_id, sale.per_user)
+            taking = await self.stock.take(sale_id, user_id, sale.per_user, attempt)
         if taking.answer is Answer.SOLD_OUT:
             self.marks.mark(sale_id, generation)
         if taking.answer is not Answer.QUEUED:

@@ -36,8 +36,9 @@ class SaleStock(Protocol):
         """Load the sale unless it is loaded (then False: what is there is newer)."""
         ...
 
-    async def take(self, sale_id: int, user_id: str, per_user: int) -> Taking:
-        """Has this user reached `per_user`? Else take a unit and count it as theirs."""
+    async def take(self, sale_id: int, user_id: str, per_user: int, attempt: str) -> Taking:
+        """Has this user reached `per_user`? Else take a unit and count it as theirs. The
+        same `attempt` (a random id per purchase) run twice answers the first answer."""
         ...
 
     async def give_back(self, sale_id: int, user_id: str) -> bool:
