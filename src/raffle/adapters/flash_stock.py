@@ -95,7 +95,7 @@ class RedisSaleStock:
             raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
 
     async def take(self, sale_id: int, user_id: str, per_user: int, attempt: str) -> Taking:
-        args = [user_id, per_user, attempt]
+        args: list[Arg] = [user_id, per_user, attempt]
         try:
             code, seq = await self._commands.run(_TAKE, _keys(sale_id), args)
         except RedisError as error:
