@@ -396,6 +396,7 @@ def _flash(raffle: Raffle, store: SqlFlashSales) -> FlashSales:
         address_per_second=settings.flash_address_per_second,
         queue_bound=settings.flash_queue_bound,
         payment_window=timedelta(minutes=settings.flash_payment_minutes),
+        settle=timedelta(seconds=settings.flash_settle_seconds),
     )
     return FlashSales(
         store=store,

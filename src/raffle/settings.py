@@ -131,6 +131,9 @@ class Settings(BaseSettings):
     # bound: past either the unit goes back and the player is told to try again (503).
     flash_queue_bound: int = 2_000
     flash_payment_minutes: int = 15  # an order priced in cents is paid within it
+    # After Redis lost a sale and it was loaded again from the orders, a purchase with no
+    # order yet polls as queued this long: one queued before the loss may still arrive.
+    flash_settle_seconds: int = 60
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -22,6 +23,9 @@ async def stock(request: pytest.FixtureRequest) -> AsyncIterator[SaleStock]:
         return
     async with connected(request, request.param) as (_, commands):
         yield RedisSaleStock(commands)
+
+
+AT = datetime(2026, 11, 11, 4, tzinfo=UTC)
 
 
 def next_attempt() -> str:
@@ -42,7 +46,7 @@ async def test_an_unloaded_sale_says_so_and_takes_nothing(stock: SaleStock) -> N
 
 async def test_the_duplicate_check_comes_before_the_unit(stock: SaleStock) -> None:
     s = sale_id()
-    assert await stock.load(s, 2, {})
+    assert await stock.load(s, 2, {}, AT)
     assert await stock.take(s, "alice", 1, next_attempt()) == Taking(Answer.QUEUED, 1)
     assert await stock.take(s, "alice", 1, next_attempt()) == Taking(Answer.ALREADY_BOUGHT)
     assert await stock.left(s) == 1
@@ -53,16 +57,16 @@ async def test_the_duplicate_check_comes_before_the_unit(stock: SaleStock) -> No
 
 async def test_a_unit_given_back_is_sold_again_under_a_new_sequence(stock: SaleStock) -> None:
     s = sale_id()
-    await stock.load(s, 1, {})
+    await stock.load(s, 1, {}, AT)
     assert (await stock.take(s, "alice", 1, next_attempt())).seq == 1
     assert await stock.give_back(s, "alice")
-    assert await stock.holding(s, "alice") == Holding(0, 1)
+    assert await stock.holding(s, "alice") == Holding(0, 1, AT)
     assert await stock.take(s, "alice", 1, next_attempt()) == Taking(Answer.QUEUED, 2)
 
 
 async def test_a_take_sent_again_answers_as_it_did(stock: SaleStock) -> None:
     s = sale_id()
-    await stock.load(s, 3, {})
+    await stock.load(s, 3, {}, AT)
     assert await stock.take(s, "alice", 1, "a1") == Taking(Answer.QUEUED, 1)
     if isinstance(stock, RedisSaleStock):  # a batch sent again after a lost connection
         assert await stock.take(s, "alice", 1, "a1") == Taking(Answer.QUEUED, 1)
@@ -72,10 +76,10 @@ async def test_a_take_sent_again_answers_as_it_did(stock: SaleStock) -> None:
 
 async def test_a_load_never_overwrites_a_loaded_sale(stock: SaleStock) -> None:
     s = sale_id()
-    assert await stock.load(s, 5, {"alice": Holding(1, 3)})
-    assert await stock.holding(s, "alice") == Holding(1, 3)
+    assert await stock.load(s, 5, {"alice": Holding(1, 3)}, AT)
+    assert await stock.holding(s, "alice") == Holding(1, 3, AT)
     assert await stock.take(s, "alice", 2, next_attempt()) == Taking(Answer.QUEUED, 4)
-    assert not await stock.load(s, 5, {})
+    assert not await stock.load(s, 5, {}, AT)
     assert await stock.left(s) == 4
     await stock.unload(s)
     assert await stock.left(s) is None
@@ -83,7 +87,7 @@ async def test_a_load_never_overwrites_a_loaded_sale(stock: SaleStock) -> None:
 
 async def test_many_buyers_at_once_take_exactly_the_stock_once_each(stock: SaleStock) -> None:
     s = sale_id()
-    await stock.load(s, 100, {})
+    await stock.load(s, 100, {}, AT)
     users = [f"u{i % 700}" for i in range(2_000)]  # some press twice or more
     answers = await asyncio.gather(*(stock.take(s, u, 1, next_attempt()) for u in users))
     queued = [u for u, a in zip(users, answers, strict=True) if a.answer is Answer.QUEUED]

@@ -89,6 +89,5 @@ async def test_a_points_sale_is_done_when_ordered(engine: AsyncEngine) -> None:
     store, s = SqlFlashSales(engine), sale(currency=Currency.POINTS)
     await store.add(s)
     await store.order(Purchase(s.id, "alice", 1, AT), s, None)
-    latest = await store.latest(s.id, "alice")
-    assert latest is not None
-    assert (latest.state, latest.expires_at) == (OrderState.DONE, None)
+    (done,) = await store.of_user(s.id, "alice")
+    assert (done.state, done.expires_at) == (OrderState.DONE, None)

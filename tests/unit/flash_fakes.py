@@ -64,9 +64,9 @@ class FakeSaleStore:
         self.orders[key] = made
         return "" if made.state is OrderState.REFUSED else made.order_id
 
-    async def latest(self, sale_id: int, user_id: str) -> SaleOrder | None:
+    async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
         mine = [o for (s, u, _), o in self.orders.items() if s == sale_id and u == user_id]
-        return max(mine, key=lambda o: o.seq, default=None)
+        return sorted(mine, key=lambda o: o.seq)
 
     async def holders(self, sale_id: int) -> tuple[int, dict[str, Holding]]:
         holders: dict[str, Holding] = {}
@@ -122,5 +122,6 @@ async def flash(
             address_per_second=10_000,
             queue_bound=queue_bound,
             payment_window=timedelta(minutes=15),
+            settle=timedelta(seconds=60),
         ),
     )

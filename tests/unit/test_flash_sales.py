@@ -52,7 +52,10 @@ def store(sales: FlashSales) -> FakeSaleStore:
 
 
 async def test_a_purchase_is_queued_then_polled_to_its_order(sales: FlashSales) -> None:
-    assert await sales.result(1111, "alice") == Answer.SOLD_OUT  # nothing bought yet
+    assert await sales.result(1111, "alice") == Answer.QUEUED  # just loaded: may be in flight
+    assert isinstance(sales.clock, FakeClock)
+    sales.clock.advance(60)
+    assert await sales.result(1111, "alice") == Answer.SOLD_OUT  # nothing bought
     assert await buy(sales, "alice") is Answer.QUEUED
     assert await sales.result(1111, "alice") == "fs1111-alice-1"
     assert await sales.stock.left(1111) == 2
@@ -225,3 +228,25 @@ def _solves(sales: FlashSales, challenge: str, answer: str) -> bool:
     except WrongAnswer:
         return False
     return True
+
+
+async def test_a_publish_confirmed_too_late_still_polls_to_its_one_order(
+    sales: FlashSales,
+) -> None:
+    real = sales.broker.publish
+    lost = [True]
+
+    async def arrived_unconfirmed(message: OutboxMessage) -> None:
+        await real(message)
+        if lost.pop() if lost else False:
+            raise Unavailable("the confirmation was lost")
+
+    sales.broker.publish = arrived_unconfirmed  # type: ignore[method-assign]
+    with pytest.raises(Unavailable):  # the unit went back; the player asks again
+        await buy(sales, "alice")
+    assert await buy(sales, "alice") is Answer.QUEUED  # seq 2: refused for her limit
+    assert [o.state.value for o in store(sales).orders.values()] == [
+        "awaiting_payment",
+        "refused",
+    ]
+    assert await sales.result(1111, "alice") == "fs1111-alice-1"

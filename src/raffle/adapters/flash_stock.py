@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from redis.exceptions import RedisError
 
@@ -46,11 +47,12 @@ return 1
 
 # Loads unless loaded: a loader that read the orders before another finished loading must
 # not write its older picture over counts already in use. `left` is written last, so a
-# take never sees a sale half loaded.
+# take never sees a sale half loaded; `at` is when (results read it, service/flash_sales).
 _LOAD = LuaScript("""
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2])
-for i = 2, #ARGV, 3 do
+redis.call('HSET', KEYS[2], 'at', ARGV[2])
+for i = 3, #ARGV, 3 do
   redis.call('HSET', KEYS[2], 'h:' .. ARGV[i], ARGV[i + 1], 's:' .. ARGV[i], ARGV[i + 2])
 end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -58,10 +60,10 @@ return 1
 """)
 
 _HOLDING = LuaScript("""
-if not redis.call('GET', KEYS[1]) then return {-1, 0} end
+if not redis.call('GET', KEYS[1]) then return {-1, 0, 0} end
 local held = redis.call('HGET', KEYS[2], 'h:' .. ARGV[1]) or '0'
 local seq = redis.call('HGET', KEYS[2], 's:' .. ARGV[1]) or '0'
-return {tonumber(held), tonumber(seq)}
+return {tonumber(held), tonumber(seq), redis.call('HGET', KEYS[2], 'at') or '0'}
 """)
 
 NOT_LOADED = -2
@@ -85,8 +87,10 @@ class RedisSaleStock:
     def __init__(self, commands: RedisCommands) -> None:
         self._commands = commands
 
-    async def load(self, sale_id: int, left: int, holders: Mapping[str, Holding]) -> bool:
-        args: list[Arg] = [left]
+    async def load(
+        self, sale_id: int, left: int, holders: Mapping[str, Holding], at: datetime
+    ) -> bool:
+        args: list[Arg] = [left, at.isoformat()]
         for user_id, holding in holders.items():
             args += [user_id, holding.held, holding.seq]
         try:
@@ -115,8 +119,11 @@ class RedisSaleStock:
         return None if found is None else int(found)
 
     async def holding(self, sale_id: int, user_id: str) -> Holding | None:
-        held, seq = await self._commands.run(_HOLDING, _keys(sale_id), [user_id])
-        return None if held < 0 else Holding(int(held), int(seq))
+        held, seq, at = await self._commands.run(_HOLDING, _keys(sale_id), [user_id])
+        if held < 0:
+            return None
+        loaded = datetime.fromisoformat(at.decode() if isinstance(at, bytes) else str(at))
+        return Holding(int(held), int(seq), loaded)
 
     async def unload(self, sale_id: int) -> None:
         for key in _keys(sale_id):
@@ -130,12 +137,15 @@ class MemorySaleStock:
     def __init__(self) -> None:
         self._left: dict[int, int] = {}
         self._holders: dict[int, dict[str, Holding]] = {}
+        self._loaded: dict[int, datetime] = {}
 
-    async def load(self, sale_id: int, left: int, holders: Mapping[str, Holding]) -> bool:
+    async def load(
+        self, sale_id: int, left: int, holders: Mapping[str, Holding], at: datetime
+    ) -> bool:
         if sale_id in self._left:
             return False
         self._holders[sale_id] = dict(holders)
-        self._left[sale_id] = left
+        self._left[sale_id], self._loaded[sale_id] = left, at
         return True
 
     async def take(self, sale_id: int, user_id: str, per_user: int, attempt: str) -> Taking:
@@ -167,7 +177,8 @@ class MemorySaleStock:
     async def holding(self, sale_id: int, user_id: str) -> Holding | None:
         if sale_id not in self._left:
             return None
-        return self._holders[sale_id].get(user_id, Holding(0, 0))
+        mine = self._holders[sale_id].get(user_id, Holding(0, 0))
+        return Holding(mine.held, mine.seq, self._loaded[sale_id])
 
     async def unload(self, sale_id: int) -> None:
         self._left.pop(sale_id, None)

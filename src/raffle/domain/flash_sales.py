@@ -40,6 +40,9 @@ class OrderState(StrEnum):
     REFUSED = "refused"  # queued, but the database had no unit left (after a cache loss)
 
 
+LIVE = (OrderState.AWAITING_PAYMENT, OrderState.DONE)  # orders holding a unit
+
+
 class InvalidSale(InvalidFields):
     code = "invalid_sale"
 

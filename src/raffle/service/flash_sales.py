@@ -13,9 +13,9 @@ from raffle.domain.draws import OutboxMessage
 from raffle.domain.errors import Unavailable
 from raffle.domain.flash_gate import FlashGate
 from raffle.domain.flash_sales import (
+    LIVE,
     PURCHASED,
     Answer,
-    OrderState,
     Purchase,
     Sale,
     SaleExists,
@@ -28,7 +28,7 @@ from raffle.service.ids import message_id
 from raffle.service.news import follow, tell
 from raffle.service.ports import Broker, Clock, RateLimiter
 from raffle.service.ports.audiences import Profiles
-from raffle.service.ports.flash_sales import SaleStock, SaleStore
+from raffle.service.ports.flash_sales import Holding, SaleStock, SaleStore
 from raffle.service.ports.switches import SwitchNews
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ class FlashLimits:
     address_per_second: int  # per client address, paths and purchases together
     queue_bound: int  # purchases a process has published and not yet seen confirmed
     payment_window: timedelta  # an order priced in cents is paid within it, or expires
+    settle: timedelta  # after a load, how long purchases queued before it may still arrive
 
 
 @dataclass(slots=True)
@@ -178,13 +179,25 @@ class FlashSales:
         """Seed 002's poll: the order's id, QUEUED while the purchase waits in the queue, or
         SOLD_OUT (refused, expired, or nothing bought)."""
         await self.sale(sale_id)
-        latest = await self.store.latest(sale_id, user_id)
+        mine = await self.store.of_user(sale_id, user_id)
         holding = await self.stock.holding(sale_id, user_id)
-        if holding is not None and holding.seq > (latest.seq if latest else 0):
+        if holding is not None and holding.seq > (mine[-1].seq if mine else 0):
+            return Answer.QUEUED  # a purchase newer than every row is in the queue
+        # The newest live order: a purchase refused for the user's limit (their unit went
+        # back after an unconfirmed publish that had in fact arrived) leaves it standing.
+        if live := [o for o in mine if o.state in LIVE]:
+            return live[-1].order_id
+        if not mine and self._reloading(holding):
             return Answer.QUEUED
-        if latest is None or latest.state in (OrderState.REFUSED, OrderState.EXPIRED):
-            return Answer.SOLD_OUT
-        return latest.order_id
+        return Answer.SOLD_OUT
+
+    def _reloading(self, holding: Holding | None) -> bool:
+        """Just after the fast stock was rebuilt (or lost, not yet rebuilt) it does not know
+        the purchases still queued from before, and each of them is bound to leave an order
+        or a refusal: no row yet reads as queued until the queue has had time to drain."""
+        if holding is None or holding.loaded_at is None:
+            return True
+        return self.clock.now() - holding.loaded_at < self.limits.settle
 
     async def load(self, sale: Sale) -> bool:
         """The fast stock rebuilt from the orders unless it holds the sale: units left are
@@ -192,7 +205,8 @@ class FlashSales:
         was lost is not counted there; the database's conditional update refuses it if its
         unit was sold again meanwhile, so nothing is oversold."""
         sold, holders = await self.store.holders(sale.id)
-        return await self.stock.load(sale.id, max(sale.stock - sold, 0), holders)
+        left = max(sale.stock - sold, 0)
+        return await self.stock.load(sale.id, left, holders, self.clock.now())
 
     async def prepare(self) -> int:
         """Load every sale not ended that the fast stock lacks (at start and after a loss)."""

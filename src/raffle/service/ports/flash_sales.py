@@ -13,10 +13,12 @@ from raffle.domain.flash_sales import Answer, Purchase, Sale, SaleOrder
 @dataclass(frozen=True, slots=True)
 class Holding:
     """A user's part of a sale as the fast stock counts it: units held (queued or ordered,
-    not expired) and the last sequence number handed out."""
+    not expired) and the last sequence number handed out; read back, when the fast stock
+    loaded the sale."""
 
     held: int
     seq: int
+    loaded_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +34,9 @@ class Taking:
 class SaleStock(Protocol):
     """Units of each sale and who holds them, checked and taken in one step."""
 
-    async def load(self, sale_id: int, left: int, holders: Mapping[str, Holding]) -> bool:
+    async def load(
+        self, sale_id: int, left: int, holders: Mapping[str, Holding], at: datetime
+    ) -> bool:
         """Load the sale unless it is loaded (then False: what is there is newer)."""
         ...
 
@@ -74,8 +78,8 @@ class SaleStore(Protocol):
         stored before (a redelivery) answers as it did, changing nothing."""
         ...
 
-    async def latest(self, sale_id: int, user_id: str) -> SaleOrder | None:
-        """The user's last order (or refusal) in the sale."""
+    async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
+        """The user's orders (and refusals) in the sale, by seq."""
         ...
 
     async def holders(self, sale_id: int) -> tuple[int, dict[str, Holding]]:

@@ -13,10 +13,10 @@ from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import insert_ignore
 from raffle.adapters.sql.tables.flash_sales import flash_order, flash_sale
 from raffle.adapters.sql.transaction import transaction
-from raffle.domain.flash_sales import Currency, OrderState, Purchase, Sale, SaleOrder
+from raffle.domain.flash_sales import LIVE, Currency, OrderState, Purchase, Sale, SaleOrder
 from raffle.service.ports.flash_sales import Holding
 
-_LIVE = (OrderState.AWAITING_PAYMENT.value, OrderState.DONE.value)
+_LIVE = tuple(state.value for state in LIVE)
 
 
 class SqlFlashSales:
@@ -51,12 +51,17 @@ class SqlFlashSales:
             if (found := await _state(connection, purchase)) is not None:
                 return "" if found == OrderState.REFUSED.value else purchase.order_id
             s = flash_sale.c
-            taken = await connection.execute(
-                update(flash_sale).where(s.id == sale.id, s.sold < s.stock).values(sold=s.sold + 1)
-            )
             state = OrderState.REFUSED
-            if taken.rowcount == 1:
-                state = OrderState.AWAITING_PAYMENT if sale.paid_later else OrderState.DONE
+            # The user's limit checked here too: the fast stock's count of them is rebuilt
+            # from these rows after a loss, and a purchase in flight then is not in it.
+            if await _held(connection, purchase) < sale.per_user:
+                taken = await connection.execute(
+                    update(flash_sale)
+                    .where(s.id == sale.id, s.sold < s.stock)
+                    .values(sold=s.sold + 1)
+                )
+                if taken.rowcount == 1:
+                    state = OrderState.AWAITING_PAYMENT if sale.paid_later else OrderState.DONE
             row = {
                 "sale_id": sale.id,
                 "user_id": purchase.user_id,
@@ -74,17 +79,13 @@ class SqlFlashSales:
                 raise _Repeated(purchase.order_id)
         return "" if state is OrderState.REFUSED else purchase.order_id
 
-    async def latest(self, sale_id: int, user_id: str) -> SaleOrder | None:
+    async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
         o = flash_order.c
         query = (
-            select(flash_order)
-            .where(o.sale_id == sale_id, o.user_id == user_id)
-            .order_by(o.seq.desc())
-            .limit(1)
+            select(flash_order).where(o.sale_id == sale_id, o.user_id == user_id).order_by(o.seq)
         )
         async with transaction(self._engine) as connection:
-            row = (await connection.execute(query)).first()
-        return None if row is None else _order(row)
+            return [_order(row) for row in await connection.execute(query)]
 
     async def holders(self, sale_id: int) -> tuple[int, dict[str, Holding]]:
         o = flash_order.c
@@ -137,6 +138,14 @@ class SqlFlashSales:
 
 class _Repeated(Exception):
     """Rolls the transaction back (its unit with it); the caller's retry finds the row."""
+
+
+async def _held(connection: SqlConnection, purchase: Purchase) -> int:
+    o = flash_order.c
+    query = select(func.count()).where(
+        o.sale_id == purchase.sale_id, o.user_id == purchase.user_id, o.state.in_(_LIVE)
+    )
+    return int((await connection.execute(query)).scalar_one())
 
 
 async def _state(connection: SqlConnection, purchase: Purchase) -> str | None:
