@@ -10,7 +10,7 @@ from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.flash_stock import MemorySaleStock
 from raffle.adapters.rate_limits import MemoryRateLimiter
 from raffle.domain.flash_gate import FlashGate
-from raffle.domain.flash_sales import Currency, OrderState, Purchase, Sale, SaleOrder
+from raffle.domain.flash_sales import LIVE, Currency, OrderState, Purchase, Sale, SaleOrder
 from raffle.service.deny_board import DenyBoard
 from raffle.service.flash_sales import FlashLimits, FlashSales
 from raffle.service.ports.flash_sales import Holding
@@ -57,7 +57,11 @@ class FakeSaleStore:
             return "" if found.state is OrderState.REFUSED else found.order_id
         made = SaleOrder.of(purchase, sale, timedelta(0))
         made = replace(made, expires_at=expires_at)
-        if self.sold[sale.id] >= sale.stock:
+        held = sum(
+            o.state in LIVE and o.user_id == purchase.user_id and o.sale_id == sale.id
+            for o in self.orders.values()
+        )
+        if held >= sale.per_user or self.sold[sale.id] >= sale.stock:
             made = replace(made, state=OrderState.REFUSED, expires_at=None)
         else:
             self.sold[sale.id] += 1
