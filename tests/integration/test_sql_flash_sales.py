@@ -4,12 +4,18 @@ answered as before, expiry returning the unit."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.repositories.flash_sales import SqlFlashSales
+from raffle.adapters.sql.unit_of_work import SqlUnitOfWork
+from raffle.domain.awards import Award, AwardKind
+from raffle.domain.campaign import Campaign
 from raffle.domain.flash_sales import Currency, OrderState, Purchase, Sale
+from raffle.service.campaign_export import export_campaign
+from raffle.service.campaigns import load_campaign
 from raffle.service.ports.flash_sales import Holding
 
 AT = datetime(2026, 11, 11, 4, 0, 1, tzinfo=UTC)
@@ -76,9 +82,8 @@ async def test_an_overdue_order_expires_once_and_its_unit_is_sold_again(
 
     later = Purchase(s.id, "carol", 1, AT + WINDOW)
     assert await store.order(later, s, AT + 2 * WINDOW) == later.order_id
-    latest = await store.latest(s.id, "alice")
-    assert latest is not None
-    assert latest.state is OrderState.EXPIRED
+    (expired,) = await store.of_user(s.id, "alice")
+    assert expired.state is OrderState.EXPIRED
     sold, holders = await store.holders(s.id)
     assert sold == 1
     assert holders["alice"] == Holding(0, 1)
@@ -91,3 +96,11 @@ async def test_a_points_sale_is_done_when_ordered(engine: AsyncEngine) -> None:
     await store.order(Purchase(s.id, "alice", 1, AT), s, None)
     (done,) = await store.of_user(s.id, "alice")
     assert (done.state, done.expires_at) == (OrderState.DONE, None)
+
+
+async def test_a_campaign_file_loads_its_sales_once_and_exports_them(engine: AsyncEngine) -> None:
+    campaign = Campaign((Award(1, AwardKind.THANKS, "谢谢"),), (), flash_sales=(sale(),))
+    await load_campaign(campaign, SqlUnitOfWork(engine))
+    await load_campaign(replace(campaign, flash_sales=(sale(stock=1),)), SqlUnitOfWork(engine))
+    exported = (await export_campaign(SqlUnitOfWork(engine))).campaign
+    assert exported.flash_sales == (sale(),)  # the stored sale kept as it was

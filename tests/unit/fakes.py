@@ -19,6 +19,7 @@ from raffle.domain.awards import Award
 from raffle.domain.content import Content, ContentState
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.flash_sales import Sale
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.policies import Participation
@@ -94,6 +95,21 @@ class ConfigStore:
     route_trees: dict[str, list[TreeVersion | None]] = field(default_factory=dict)
     prize_images: dict[str, PrizeImage] = field(default_factory=dict)
     content: dict[str, Content] = field(default_factory=dict)
+    flash_sales: dict[int, Sale] = field(default_factory=dict)
+
+
+class FakeFlashSales:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def add(self, sale: Sale) -> bool:
+        if sale.id in self.s.flash_sales:
+            return False
+        self.s.flash_sales[sale.id] = sale
+        return True
+
+    async def all(self) -> list[Sale]:
+        return [self.s.flash_sales[i] for i in sorted(self.s.flash_sales)]
 
 
 class FakePrizeImages:
@@ -408,6 +424,7 @@ class FakeUnitOfWork(_Transaction):
         self.route_trees = FakeRouteTrees(self.store)
         self.prize_images = FakePrizeImages(self.store)
         self.content = FakeContent(self.store)
+        self.flash_sales = FakeFlashSales(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------

@@ -16,6 +16,7 @@ from raffle.adapters.sql.repositories.config import (
 )
 from raffle.adapters.sql.repositories.content import SqlContentRepository
 from raffle.adapters.sql.repositories.fairness import SqlSeedRepository
+from raffle.adapters.sql.repositories.flash_sales import SqlFlashSaleRepository
 from raffle.adapters.sql.repositories.join_codes import SqlJoinCodeRepository
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
@@ -41,6 +42,7 @@ from raffle.service.ports import (
 from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
+from raffle.service.ports.flash_sales import FlashSaleRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 
@@ -66,6 +68,7 @@ class SqlUnitOfWork(TransactionScope):
     content: ContentRepository
     join_codes: JoinCodeRepository
     seeds: SeedRepository
+    flash_sales: FlashSaleRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -84,6 +87,7 @@ class SqlUnitOfWork(TransactionScope):
         self.content = SqlContentRepository(connection)
         self.join_codes = SqlJoinCodeRepository(connection)
         self.seeds = SqlSeedRepository(connection)
+        self.flash_sales = SqlFlashSaleRepository(connection)
 
 
 def create_engine(

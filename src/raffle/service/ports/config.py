@@ -18,6 +18,7 @@ from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
+from raffle.service.ports.flash_sales import FlashSaleRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
@@ -194,3 +195,4 @@ class UnitOfWork(Transaction, Protocol):
     content: ContentRepository
     join_codes: JoinCodeRepository
     seeds: SeedRepository
+    flash_sales: FlashSaleRepository

@@ -60,6 +60,16 @@ class SaleStock(Protocol):
     async def unload(self, sale_id: int) -> None: ...
 
 
+class FlashSaleRepository(Protocol):
+    """The sales in a unit of work: campaign files load and export them."""
+
+    async def add(self, sale: Sale) -> bool:
+        """False (and nothing changed) when the id is taken: a sale is never edited."""
+        ...
+
+    async def all(self) -> list[Sale]: ...
+
+
 class SaleStore(Protocol):
     """The sales and their orders, in the configuration database."""
 

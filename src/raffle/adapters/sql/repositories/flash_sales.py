@@ -19,26 +19,44 @@ from raffle.service.ports.flash_sales import Holding
 _LIVE = tuple(state.value for state in LIVE)
 
 
+class SqlFlashSaleRepository:
+    """The sales themselves, in a unit of work's transaction (campaign loads and exports)."""
+
+    def __init__(self, connection: SqlConnection) -> None:
+        self._connection = connection
+
+    async def add(self, sale: Sale) -> bool:
+        row = {**_sale_row(sale), "sold": 0}
+        statement = insert_ignore(self._connection.dialect, flash_sale, row)
+        return (await self._connection.execute(statement)).rowcount == 1
+
+    async def get(self, sale_id: int) -> Sale | None:
+        query = select(flash_sale).where(flash_sale.c.id == sale_id)
+        row = (await self._connection.execute(query)).first()
+        return None if row is None else _sale(row)
+
+    async def all(self) -> list[Sale]:
+        rows = await self._connection.execute(select(flash_sale).order_by(flash_sale.c.id))
+        return [_sale(row) for row in rows]
+
+
 class SqlFlashSales:
+    """The sales and their orders, each call its own transaction."""
+
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
 
     async def add(self, sale: Sale) -> bool:
         async with transaction(self._engine) as connection:
-            row = {**_sale_row(sale), "sold": 0}
-            result = await connection.execute(insert_ignore(connection.dialect, flash_sale, row))
-            return result.rowcount == 1
+            return await SqlFlashSaleRepository(connection).add(sale)
 
     async def get(self, sale_id: int) -> Sale | None:
         async with transaction(self._engine) as connection:
-            query = select(flash_sale).where(flash_sale.c.id == sale_id)
-            row = (await connection.execute(query)).first()
-        return None if row is None else _sale(row)
+            return await SqlFlashSaleRepository(connection).get(sale_id)
 
     async def all(self) -> list[Sale]:
         async with transaction(self._engine) as connection:
-            rows = await connection.execute(select(flash_sale).order_by(flash_sale.c.id))
-            return [_sale(row) for row in rows]
+            return await SqlFlashSaleRepository(connection).all()
 
     async def order(self, purchase: Purchase, sale: Sale, expires_at: datetime | None) -> str:
         try:
