@@ -409,6 +409,7 @@ def _flash(raffle: Raffle, store: SqlFlashSales) -> FlashSales:
         deny=raffle.deny,
         profiles=raffle.profiles,
         limits=limits,
+        shards=raffle.shards,
     )
 
 

@@ -66,7 +66,7 @@ async def started(settings: Settings) -> AsyncIterator[Raffle]:
     raffle = bootstrap(settings)
     await raffle.start()
     now = datetime.now(UTC)
-    sale = Sale(SALE, "限量保温杯", 500, Currency.POINTS, UNITS, now, now + timedelta(hours=1))
+    sale = Sale(SALE, "限量保温杯", 990, Currency.CENTS, UNITS, now, now + timedelta(hours=1))
     await raffle.flash.create(sale)
     try:
         yield raffle

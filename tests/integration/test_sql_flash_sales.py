@@ -104,3 +104,15 @@ async def test_a_campaign_file_loads_its_sales_once_and_exports_them(engine: Asy
     await load_campaign(replace(campaign, flash_sales=(sale(stock=1),)), SqlUnitOfWork(engine))
     exported = (await export_campaign(SqlUnitOfWork(engine))).campaign
     assert exported.flash_sales == (sale(),)  # the stored sale kept as it was
+
+
+async def test_a_refusal_is_stored_once_and_takes_no_unit(engine: AsyncEngine) -> None:
+    store, s = SqlFlashSales(engine), sale(stock=1, currency=Currency.POINTS)
+    await store.add(s)
+    short = Purchase(s.id, "bob", 1, AT)
+    assert await store.refuse(short, s)
+    assert not await store.refuse(short, s)
+    assert await store.order(short, s, None) == ""  # a redelivery reads the refusal
+    assert await store.counts(s.id) == {"refused": 1}
+    later = Purchase(s.id, "carol", 1, AT)
+    assert await store.order(later, s, None) == later.order_id  # the unit is still there

@@ -14,7 +14,7 @@ from raffle.domain.flash_sales import LIVE, Currency, OrderState, Purchase, Sale
 from raffle.service.deny_board import DenyBoard
 from raffle.service.flash_sales import FlashLimits, FlashSales
 from raffle.service.ports.flash_sales import Holding
-from tests.unit.fakes import FakeClock
+from tests.unit.fakes import FakeClock, FakeShards
 from tests.unit.test_deny import NoNews
 from tests.unit.test_draw_checks import DenyStore, NoProfiles
 
@@ -67,6 +67,14 @@ class FakeSaleStore:
             self.sold[sale.id] += 1
         self.orders[key] = made
         return "" if made.state is OrderState.REFUSED else made.order_id
+
+    async def refuse(self, purchase: Purchase, sale: Sale) -> bool:
+        key = (sale.id, purchase.user_id, purchase.seq)
+        if key in self.orders:
+            return False
+        made = SaleOrder.of(purchase, sale, timedelta(0))
+        self.orders[key] = replace(made, state=OrderState.REFUSED, expires_at=None)
+        return True
 
     async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
         mine = [o for (s, u, _), o in self.orders.items() if s == sale_id and u == user_id]
@@ -128,4 +136,5 @@ async def flash(
             payment_window=timedelta(minutes=15),
             settle=timedelta(seconds=60),
         ),
+        shards=FakeShards(),  # type: ignore[arg-type]
     )

@@ -23,6 +23,7 @@ from raffle.domain.flash_sales import (
     WrongAnswer,
 )
 from raffle.service.flash_sales import FlashSales, QueueFull
+from raffle.service.points import earn
 from raffle.service.ports.flash_sales import Taking
 from tests.unit.fakes import FakeClock
 from tests.unit.flash_fakes import START, FakeSaleStore, flash, sale
@@ -107,15 +108,52 @@ async def test_an_expired_order_is_sold_again_and_the_marks_clear() -> None:
     consumer.cancel()
 
 
-async def test_points_and_free_sales_need_no_payment_and_never_expire() -> None:
+async def points_sale(stock: int = 3) -> tuple[FlashSales, FakeClock, asyncio.Task[None]]:
     clock = FakeClock(START + timedelta(minutes=1))
     sales = await flash(clock=clock)
     consumer = asyncio.create_task(sales.broker.consume(PURCHASED, sales.handle))
-    await sales.create(sale(currency=Currency.POINTS, price=500))
+    await sales.create(sale(stock=stock, currency=Currency.POINTS, price=500))
+    for user, balance in (("alice", 800), ("bob", 499)):
+        async with sales.shards.for_user(user) as uow:
+            await earn(
+                uow, user_id=user, amount=balance, out_business_no="gift", reason="", now=START
+            )
+            await uow.commit()
+    return sales, clock, consumer
+
+
+async def balance(sales: FlashSales, user: str) -> int:
+    async with sales.shards.for_user(user) as uow:
+        account = await uow.points.account(user)
+    return 0 if account is None else account.available
+
+
+async def test_points_are_taken_with_the_order_which_never_expires() -> None:
+    sales, clock, consumer = await points_sale()
     assert await buy(sales, "alice") is Answer.QUEUED
+    assert await balance(sales, "alice") == 300
     clock.advance(3600)
     assert await sales.expire() == 0
     assert [o.state.value for o in store(sales).orders.values()] == ["done"]
+    consumer.cancel()
+
+
+async def test_a_balance_short_of_the_price_refuses_and_gives_the_unit_back() -> None:
+    sales, _, consumer = await points_sale()
+    assert await buy(sales, "bob") is Answer.QUEUED  # the balance is the consumer's to check
+    assert await sales.result(1111, "bob") == Answer.SOLD_OUT
+    assert await balance(sales, "bob") == 499
+    assert await sales.stock.left(1111) == 3
+    assert store(sales).sold[1111] == 0
+    consumer.cancel()
+
+
+async def test_points_come_back_when_the_database_has_no_unit_left() -> None:
+    sales, _, consumer = await points_sale(stock=1)
+    store(sales).sold[1111] = 1  # sold meanwhile, as after a fast stock lost mid-sale
+    assert await buy(sales, "alice") is Answer.QUEUED
+    assert await sales.result(1111, "alice") == Answer.SOLD_OUT
+    assert await balance(sales, "alice") == 800
     consumer.cancel()
 
 

@@ -113,6 +113,10 @@ class Sale:
             raise SaleNotOpen(f"sale {self.id} sells from {self.starts_at} to {self.ends_at}")
 
     @property
+    def paid_in_points(self) -> bool:
+        return self.currency is Currency.POINTS and self.price > 0
+
+    @property
     def paid_later(self) -> bool:
         return self.currency is Currency.CENTS and self.price > 0
 

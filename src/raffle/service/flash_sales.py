@@ -21,12 +21,14 @@ from raffle.domain.flash_sales import (
     SaleExists,
     UnknownSale,
 )
+from raffle.domain.points import InsufficientPoints
 from raffle.domain.users import RateLimited
+from raffle.service import points
 from raffle.service.deny_board import DenyBoard
 from raffle.service.deny_lists import screen
 from raffle.service.ids import message_id
 from raffle.service.news import follow, tell
-from raffle.service.ports import Broker, Clock, RateLimiter
+from raffle.service.ports import Broker, Clock, RateLimiter, Shards
 from raffle.service.ports.audiences import Profiles
 from raffle.service.ports.flash_sales import Holding, SaleStock, SaleStore
 from raffle.service.ports.switches import SwitchNews
@@ -87,6 +89,7 @@ class FlashSales:
     deny: DenyBoard
     profiles: Profiles
     limits: FlashLimits
+    shards: Shards  # points accounts, for sales priced in points
     marks: SoldOutMarks = field(default_factory=SoldOutMarks)
     in_flight: int = 0
     _sales: dict[int, Sale] = field(default_factory=dict)  # sales are never edited
@@ -166,14 +169,49 @@ class FlashSales:
 
     async def handle(self, message: OutboxMessage) -> None:
         """The consumer: the purchase becomes an order (or a refusal when the database has
-        no unit left); a redelivery finds what the first delivery stored."""
+        no unit left); a redelivery finds what the first delivery stored.
+
+        Priced in points, the points are taken first, on the user's shard, keyed by the
+        order id (a redelivery takes nothing more); a balance short of the price refuses the
+        purchase and gives its unit back; an order the database then refuses gives the
+        points back, keyed likewise. Each step is applied once however often it runs, so a
+        crash between them is mended by the redelivery."""
         purchase = _purchase(message)
         sale = await self.sale(purchase.sale_id)
+        if sale.paid_in_points and not await self._debit(purchase, sale):
+            if await self.store.refuse(purchase, sale):
+                await self._give_back(sale.id, purchase.user_id)
+            return
         window = self.limits.payment_window
         expires = purchase.at + window if sale.paid_later else None
         order_id = await self.store.order(purchase, sale, expires)
         if not order_id:
             log.warning("flash sale %s: no unit left for %s", sale.id, purchase.order_id)
+            if sale.paid_in_points:
+                await self._credit(purchase, sale)
+
+    async def _debit(self, purchase: Purchase, sale: Sale) -> bool:
+        """False when the balance does not cover the price (nothing taken)."""
+        async with self.shards.for_user(purchase.user_id) as uow:
+            try:
+                await points.spend(
+                    uow, user_id=purchase.user_id, amount=sale.price,
+                    out_business_no=purchase.order_id, reason=f"flash sale {sale.id}",
+                    now=self.clock.now(),
+                )  # fmt: skip
+            except InsufficientPoints:
+                return False
+            await uow.commit()
+        return True
+
+    async def _credit(self, purchase: Purchase, sale: Sale) -> None:
+        async with self.shards.for_user(purchase.user_id) as uow:
+            await points.earn(
+                uow, user_id=purchase.user_id, amount=sale.price,
+                out_business_no=f"{purchase.order_id}:back", reason=f"flash sale {sale.id}",
+                now=self.clock.now(),
+            )  # fmt: skip
+            await uow.commit()
 
     async def result(self, sale_id: int, user_id: str) -> Answer | str:
         """Seed 002's poll: the order's id, QUEUED while the purchase waits in the queue, or

@@ -88,6 +88,11 @@ class SaleStore(Protocol):
         stored before (a redelivery) answers as it did, changing nothing."""
         ...
 
+    async def refuse(self, purchase: Purchase, sale: Sale) -> bool:
+        """Store the purchase as refused, taking no unit (its points fell short); False
+        when it was stored before."""
+        ...
+
     async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
         """The user's orders (and refusals) in the sale, by seq."""
         ...

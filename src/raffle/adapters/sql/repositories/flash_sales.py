@@ -80,22 +80,18 @@ class SqlFlashSales:
                 )
                 if taken.rowcount == 1:
                     state = OrderState.AWAITING_PAYMENT if sale.paid_later else OrderState.DONE
-            row = {
-                "sale_id": sale.id,
-                "user_id": purchase.user_id,
-                "seq": purchase.seq,
-                "order_id": purchase.order_id,
-                "price": sale.price,
-                "currency": sale.currency.value,
-                "state": state.value,
-                "created_at": purchase.at,
-                "expires_at": expires_at if state is OrderState.AWAITING_PAYMENT else None,
-                "updated_at": purchase.at,
-            }
+            expires = expires_at if state is OrderState.AWAITING_PAYMENT else None
+            row = _order_row(purchase, sale, state, expires)
             added = await connection.execute(insert_ignore(connection.dialect, flash_order, row))
             if added.rowcount != 1:  # stored meanwhile by a concurrent redelivery
                 raise _Repeated(purchase.order_id)
         return "" if state is OrderState.REFUSED else purchase.order_id
+
+    async def refuse(self, purchase: Purchase, sale: Sale) -> bool:
+        row = _order_row(purchase, sale, OrderState.REFUSED, None)
+        async with transaction(self._engine) as connection:
+            added = await connection.execute(insert_ignore(connection.dialect, flash_order, row))
+            return added.rowcount == 1
 
     async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
         o = flash_order.c
@@ -173,6 +169,23 @@ async def _state(connection: SqlConnection, purchase: Purchase) -> str | None:
     )
     found = (await connection.execute(query)).first()
     return None if found is None else str(found[0])
+
+
+def _order_row(
+    purchase: Purchase, sale: Sale, state: OrderState, expires_at: datetime | None
+) -> dict[str, Any]:
+    return {
+        "sale_id": sale.id,
+        "user_id": purchase.user_id,
+        "seq": purchase.seq,
+        "order_id": purchase.order_id,
+        "price": sale.price,
+        "currency": sale.currency.value,
+        "state": state.value,
+        "created_at": purchase.at,
+        "expires_at": expires_at,
+        "updated_at": purchase.at,
+    }
 
 
 def _sale_row(sale: Sale) -> dict[str, Any]:
