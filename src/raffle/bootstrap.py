@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from functools import partial
 
 import httpx
@@ -23,6 +24,7 @@ from raffle.adapters.broker.memory import MemoryBroker
 from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
+from raffle.adapters.flash_stock import MemorySaleStock, RedisSaleStock
 from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.notice_channel import LogChannel, NoticeChannel, NoticeRoute, WebhookChannel
 from raffle.adapters.passwords import PasswordHasher
@@ -43,6 +45,7 @@ from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatches
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatches
 from raffle.adapters.sql.postgres.shards import PgShardUnitOfWork
 from raffle.adapters.sql.repositories.deny import SqlDenyStore
+from raffle.adapters.sql.repositories.flash_sales import SqlFlashSales
 from raffle.adapters.sql.repositories.idempotency import SqlIdempotencyStore
 from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.repositories.tags import SqlTagStore
@@ -51,9 +54,17 @@ from raffle.adapters.sql.shards import SqlShards
 from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
 from raffle.adapters.sql.stock_claims import CAPS, SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
-from raffle.adapters.switch_news import DENY_NEWS, TAG_NEWS, PolledSwitchNews, RedisSwitchNews
+from raffle.adapters.switch_news import (
+    DENY_NEWS,
+    FLASH_NEWS,
+    TAG_NEWS,
+    PolledSwitchNews,
+    RedisSwitchNews,
+)
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
+from raffle.domain.flash_gate import FlashGate
+from raffle.domain.flash_sales import PURCHASED
 from raffle.domain.payments import NOTIFIED
 from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
@@ -70,6 +81,7 @@ from raffle.service.draw import draw
 from raffle.service.draw_batch import BatchedDraws
 from raffle.service.draw_checks import DrawChecks
 from raffle.service.fairness import SeedBook
+from raffle.service.flash_sales import FlashLimits, FlashSales
 from raffle.service.join_code_gate import JoinCodeGate
 from raffle.service.payments import Payments, PaymentsOff
 from raffle.service.ports import (
@@ -144,6 +156,7 @@ class Raffle:
     qr_codes: QrCodes | None = None  # orders' QR content: Redis, else this process's memory
     draw_checks: DrawChecks = field(init=False)  # what refuses a draw before its transaction
     seeds: SeedBook = field(init=False)  # the committed seeds draws take, per process
+    flash: FlashSales = field(init=False)  # flash sales: the gate, the fast stock, the queue
 
     def __post_init__(self) -> None:
         self.join_codes = JoinCodeGate(self.uow)
@@ -151,6 +164,7 @@ class Raffle:
             self.deny, self.profiles, self.switches, self.limiter, self.join_codes
         )
         self.seeds = SeedBook(self.uow, ttl=min(self.settings.catalogue_ttl_seconds, 1.0))
+        self.flash = _flash(self, SqlFlashSales(self.engines[0]))
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -383,14 +397,52 @@ def _probes(
     return found
 
 
+def _flash(raffle: Raffle, store: SqlFlashSales) -> FlashSales:
+    """Flash sales on Redis (a script per step, news of returned units on pub/sub), or in
+    this process's memory."""
+    settings, redis, commands = raffle.settings, raffle.redis, raffle.redis_commands
+    secret = settings.flash_secret
+    gate = FlashGate(
+        secret=secrets.token_bytes(32) if secret is None else secret.get_secret_value().encode(),
+        difficulty=settings.flash_difficulty,
+        challenge_seconds=settings.flash_challenge_seconds,
+        path_seconds=settings.flash_path_seconds,
+    )
+    limits = FlashLimits(
+        paths_per_minute=settings.flash_paths_per_minute,
+        purchases_per_second=settings.flash_purchases_per_second,
+        address_per_second=settings.flash_address_per_second,
+        queue_bound=settings.flash_queue_bound,
+        payment_window=timedelta(minutes=settings.flash_payment_minutes),
+        settle=timedelta(seconds=settings.flash_settle_seconds),
+    )
+    return FlashSales(
+        store=store,
+        stock=MemorySaleStock() if commands is None else RedisSaleStock(commands),
+        broker=raffle.broker,
+        news=PolledSwitchNews() if redis is None else RedisSwitchNews(redis, channel=FLASH_NEWS),
+        gate=gate,
+        clock=raffle.clock,
+        limiter=raffle.limiter,
+        deny=raffle.deny,
+        profiles=raffle.profiles,
+        limits=limits,
+        shards=raffle.shards,
+    )
+
+
 def _broker(settings: Settings) -> Broker:
     attempts, timeout = settings.delivery_attempts, settings.publish_timeout_seconds
     if settings.broker_url is None:
         return MemoryBroker(attempts=attempts, timeout=timeout)
     return RabbitBroker(
-        settings.broker_url, topics=[WON, NOTIFIED, QUEUED], attempts=attempts,
-        timeout=timeout, in_order=[QUEUED],
-    )  # fmt: skip
+        settings.broker_url,
+        topics=[WON, NOTIFIED, QUEUED, PURCHASED],
+        attempts=attempts,
+        timeout=timeout,
+        in_order=[QUEUED],
+        bounds={PURCHASED: settings.flash_queue_bound},
+    )
 
 
 def _gateway(settings: Settings, clock: Clock, closing: Closing) -> PaymentGateway | None:

@@ -122,6 +122,24 @@ class Settings(BaseSettings):
     alipay_public_key_file: Path | None = None
     alipay_timeout_seconds: float = 10.0  # per call; a call past it may be retried
 
+    # Flash sales (docs/flash-sales.md). Challenges and purchase paths are signed with
+    # flash_secret: every process of a deployment needs the same one (without it, each
+    # process makes its own, which is enough for the embedded single process).
+    flash_secret: SecretStr | None = None
+    flash_difficulty: int = 16  # proof-of-work bits: about 65,000 SHA-256 per path
+    flash_challenge_seconds: int = 120
+    flash_path_seconds: int = 60
+    flash_paths_per_minute: int = 10  # per user
+    flash_purchases_per_second: int = 5  # per user
+    flash_address_per_second: int = 200  # per client address, paths and purchases
+    # Purchases a process has published and not seen confirmed, and the broker queue's own
+    # bound: past either the unit goes back and the player is told to try again (503).
+    flash_queue_bound: int = 2_000
+    flash_payment_minutes: int = 15  # an order priced in cents is paid within it
+    # After Redis lost a sale and it was loaded again from the orders, a purchase with no
+    # order yet polls as queued this long: one queued before the loss may still arrive.
+    flash_settle_seconds: int = 60
+
     @field_validator("log_level", "log_format", mode="before")
     @classmethod
     def _lower_case(cls, value: object) -> object:

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import QueuePool
 
 from raffle.adapters.sql.migrate import downgrade, upgrade
+from raffle.adapters.sql.tables import flash_sales as flash_tables
 from raffle.adapters.sql.tables import points as points_tables
 from raffle.adapters.sql.tables import prizes as prize_tables
 from raffle.adapters.sql.tables.audit import define_shard as define_audit
@@ -121,6 +122,7 @@ async def test_migrations_create_the_tables_and_downgrade_removes_them(database_
 async def test_the_migrated_schema_matches_the_tables_module(engine: AsyncEngine) -> None:
     def differences(connection: Connection) -> list[object]:
         expected = MetaData(naming_convention=NAMING_CONVENTION)
+        assert flash_tables.flash_sale.metadata is metadata  # compared with the rest
         for table in metadata.tables.values():
             table.to_metadata(expected)
         define(0, expected)  # one shard table index by default

@@ -20,6 +20,7 @@ from raffle.domain.awards import Award
 from raffle.domain.content import Content, ContentState
 from raffle.domain.delivery import Grant
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
+from raffle.domain.flash_sales import Sale
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
 from raffle.domain.policies import Participation
@@ -119,6 +120,21 @@ class ConfigStore:
     prize_images: dict[str, PrizeImage] = field(default_factory=dict)
     content: dict[str, Content] = field(default_factory=dict)
     audit: list[AuditEntry] = field(default_factory=list)
+    flash_sales: dict[int, Sale] = field(default_factory=dict)
+
+
+class FakeFlashSales:
+    def __init__(self, store: ConfigStore) -> None:
+        self.s = store
+
+    async def add(self, sale: Sale) -> bool:
+        if sale.id in self.s.flash_sales:
+            return False
+        self.s.flash_sales[sale.id] = sale
+        return True
+
+    async def all(self) -> list[Sale]:
+        return [self.s.flash_sales[i] for i in sorted(self.s.flash_sales)]
 
 
 class FakePrizeImages:
@@ -434,6 +450,7 @@ class FakeUnitOfWork(_Transaction):
         self.prize_images = FakePrizeImages(self.store)
         self.content = FakeContent(self.store)
         self.audit = FakeAuditLog(self.store.audit, CONFIG_CHAIN)
+        self.flash_sales = FakeFlashSales(self.store)
 
 
 # --- the user dimension ----------------------------------------------------------------

@@ -22,6 +22,8 @@ from pydantic import (
 
 from raffle.adapters.campaign_claims import ClaimIn, claim_terms
 from raffle.adapters.campaign_content import ContentFileIn, declared
+from raffle.adapters.campaign_flash_sales import FlashSaleFileIn
+from raffle.adapters.campaign_flash_sales import declared as declared_sale
 from raffle.adapters.campaign_pack import folder_files, unpack
 from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.campaign_prize_cards import ImageShelf, PackedFiles, PrizeCardIn
@@ -179,6 +181,7 @@ class CampaignIn(_Model):
     code_pools: dict[Text64, Any] = {}
     trees: list[Any] = []  # decision trees: their JSON document (route_tree_documents.py)
     content: list[Any] = []  # paid content
+    flash_sales: list[Any] = []
 
 
 ITEMS: dict[str, type[BaseModel]] = {
@@ -190,6 +193,7 @@ ITEMS: dict[str, type[BaseModel]] = {
     "rebates": RebateIn,
     "tags": TagFileIn,
     "content": ContentFileIn,
+    "flash_sales": FlashSaleFileIn,
 }
 CODES = TypeAdapter(list[str])
 
@@ -296,6 +300,7 @@ def _to_domain(
         tags=each("tags", tag_definition),
         images=tuple(shelf.images.values()),
         content=each("content", declared),
+        flash_sales=each("flash_sales", declared_sale),
     )
     return campaign, kept
 

@@ -12,6 +12,7 @@ import yaml
 
 from raffle.adapters.campaign_claims import written as written_claim
 from raffle.adapters.campaign_content import written as written_content
+from raffle.adapters.campaign_flash_sales import written as written_sale
 from raffle.adapters.campaign_policies import written as written_participation
 from raffle.adapters.campaign_prize_cards import written as written_card
 from raffle.domain.activity import Activity
@@ -48,6 +49,7 @@ def campaign_document(campaign: Campaign) -> dict[str, Any]:
         "trees": [_tree(t) for t in campaign.trees],
         "tags": [_tag(t) for t in campaign.tags],
         "content": [written_content(c) for c in campaign.content],
+        "flash_sales": [written_sale(s) for s in campaign.flash_sales],
     }
     return {section: items for section, items in document.items() if items}
 

@@ -10,6 +10,7 @@ from raffle.adapters.redis_commands import RedisClient
 CHANNEL = "raffle:switches"
 TAG_NEWS = "raffle:tags"  # the same news of the tags' version (service/audience.py)
 DENY_NEWS = "raffle:deny"  # and of the deny lists' (service/deny_board.py)
+FLASH_NEWS = "raffle:flash"  # a flash sale's unit came back (service/flash_sales.py)
 POLL_SECONDS = 0.5  # without Redis: each process looks at the version this often
 # With Redis, a process also looks this often: a message published while its subscription
 # was reconnecting is lost, and the next look finds the change.

@@ -12,6 +12,7 @@ from raffle.domain.awards import Award, AwardKind
 from raffle.domain.content import DeclaredContent
 from raffle.domain.engine import DrawEngine
 from raffle.domain.errors import InvalidConfig, Path
+from raffle.domain.flash_sales import Sale
 from raffle.domain.fulfilment import CodePool, check_codes, check_pool_name
 from raffle.domain.policies import Participation
 from raffle.domain.prize_claims import terms_problems
@@ -42,6 +43,7 @@ class Campaign:
     # Paid content; content awards may name content stored or of no catalogue at all (old
     # files), so they are not checked against it.
     content: tuple[DeclaredContent, ...] = ()
+    flash_sales: tuple[Sale, ...] = ()  # a stored sale is kept as it is: sales are never edited
 
     def problems(self) -> list[InvalidConfig]:
         """Everything wrong across the campaign, each located by its path; empty when valid."""
@@ -51,6 +53,7 @@ class Campaign:
         found += _duplicates("activities", [a.id for a in self.activities])
         found += _duplicates("skus", [s.sku for s in self.skus], key="sku")
         found += _duplicates("content", [c.id for c in self.content])
+        found += _duplicates("flash_sales", [s.id for s in self.flash_sales])
         catalogue = {a.id: a for a in self.awards}
         for i, strategy in enumerate(self.strategies):
             try:

@@ -21,6 +21,7 @@ from raffle.domain.delivery import WON
 from raffle.domain.draws import OutboxMessage
 from raffle.domain.tickets import QUEUED
 from raffle.entrypoints.batching import Batcher
+from raffle.entrypoints.flash_worker import flash_loops
 from raffle.entrypoints.payment_worker import payment_loops
 from raffle.service.activities import advance
 from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
@@ -66,6 +67,7 @@ async def run(raffle: Raffle, parts: Parts = Parts(), *, fault: Fault = no_fault
     loops += payment_loops(
         raffle, consumers=parts.consumers, jobs=parts.jobs, fault=fault, job=_job
     )
+    loops += flash_loops(raffle, consumers=parts.consumers, jobs=parts.jobs, job=_job)
     async with asyncio.TaskGroup() as group:
         for loop in loops:
             group.create_task(_forever(loop))

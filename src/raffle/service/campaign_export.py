@@ -46,6 +46,7 @@ async def export_campaign(uow: UnitOfWork, tags: TagBoard | None = None) -> Expo
             participations=tuple(p for p in participations if not p.empty),
             trees=tuple(t.tree for t in await uow.route_trees.all()),
             content=tuple(await _content(uow)),
+            flash_sales=tuple(await uow.flash_sales.all()),
         )
         campaign = replace(campaign, images=await _images(campaign, uow))
         handed = {s.name: s.handed for s in await uow.code_pools.stats() if s.handed}

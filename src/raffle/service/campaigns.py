@@ -97,6 +97,7 @@ async def load_campaign(
         codes = await _fill_pools(campaign, uow)
         await _save_trees(campaign, uow, clock)
         await _save_content(campaign, uow, clock)
+        await _save_flash_sales(campaign, uow)
         await _audit(campaign, uow, clock, by)
         await uow.commit()
     if campaign.tags and tags is not None:
@@ -147,6 +148,13 @@ async def _fill_pools(campaign: Campaign, uow: UnitOfWork) -> int:
         if problems := campaign.coupon_shortfalls(sizes, stored, await uow.awards.all()):
             raise InvalidCampaign(problems)
     return added
+
+
+async def _save_flash_sales(campaign: Campaign, uow: UnitOfWork) -> None:
+    """New sales stored; a stored one is kept as it is (a sale is never edited: its units
+    may be selling)."""
+    for sale in campaign.flash_sales:
+        await uow.flash_sales.add(sale)
 
 
 async def _save_content(campaign: Campaign, uow: UnitOfWork, clock: Clock | None) -> None:

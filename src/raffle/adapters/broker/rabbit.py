@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import cast
 
@@ -48,6 +48,7 @@ class RabbitBroker:
         timeout: float,
         prefetch: int = 800,
         in_order: Collection[str] = (),
+        bounds: Mapping[str, int] | None = None,
     ) -> None:
         self._url = url
         self._topics = tuple(topics)
@@ -55,6 +56,7 @@ class RabbitBroker:
         self._attempts = attempts
         self._timeout = timeout
         self._prefetch = prefetch
+        self._bounds = dict(bounds or {})  # a topic's queue length; past it publishes are nacked
         self._connection: AbstractRobustConnection | None = None
         self._publishing: AbstractRobustChannel | None = None
         self._lock = asyncio.Lock()
@@ -211,6 +213,8 @@ class RabbitBroker:
                 # One consumer at a time gets the queue's messages, in the queue's order; the
                 # next takes over when it goes.
                 arguments["x-single-active-consumer"] = True
+            if (bound := self._bounds.get(topic)) is not None:
+                arguments["x-max-length"] = bound
             queue = await channel.declare_queue(topic, durable=True, arguments=arguments)
             await queue.bind(live, topic)
             parking = await channel.declare_queue(

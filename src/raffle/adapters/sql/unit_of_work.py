@@ -17,6 +17,7 @@ from raffle.adapters.sql.repositories.config import (
 )
 from raffle.adapters.sql.repositories.content import SqlContentRepository
 from raffle.adapters.sql.repositories.fairness import SqlSeedRepository
+from raffle.adapters.sql.repositories.flash_sales import SqlFlashSaleRepository
 from raffle.adapters.sql.repositories.join_codes import SqlJoinCodeRepository
 from raffle.adapters.sql.repositories.participation import SqlParticipationRepository
 from raffle.adapters.sql.repositories.points import SqlRebateRuleRepository
@@ -46,6 +47,7 @@ from raffle.service.ports.audiences import ProfileRepository
 from raffle.service.ports.audit import AuditLog
 from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
+from raffle.service.ports.flash_sales import FlashSaleRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.tickets import TicketRepository
@@ -74,6 +76,7 @@ class SqlUnitOfWork(TransactionScope):
     seeds: SeedRepository
     audit: AuditLog
     tickets: TicketRepository
+    flash_sales: FlashSaleRepository
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -94,6 +97,7 @@ class SqlUnitOfWork(TransactionScope):
         self.seeds = SqlSeedRepository(connection)
         self.audit = SqlAuditLog(connection, config_audit, CONFIG_CHAIN)
         self.tickets = SqlTicketRepository(connection)
+        self.flash_sales = SqlFlashSaleRepository(connection)
 
 
 def create_engine(

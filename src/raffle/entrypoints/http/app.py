@@ -25,6 +25,7 @@ from raffle.entrypoints.http.routes import (
     draw,
     engagement,
     fairness,
+    flash_sales,
     health,
     join_codes,
     pages,
@@ -54,6 +55,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         parts = worker.Parts(relay=in_process, consumers=in_process)
         watched = (raffle.switches, raffle.tags, raffle.profiles, raffle.deny)
         running = [asyncio.create_task(w.watch()) for w in watched]
+        running.append(asyncio.create_task(raffle.flash.watch()))  # its sold-out marks
         if scheduler:
             running.append(asyncio.create_task(worker.run(raffle, parts)))
         try:
@@ -87,6 +89,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         delivery, profiles, prize_pool, content, deny, join_codes, winners, payments, fairness,
         audit,
         tickets,
+        flash_sales,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

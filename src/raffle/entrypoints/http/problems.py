@@ -36,6 +36,16 @@ from raffle.domain.errors import (
     Unavailable,
 )
 from raffle.domain.fairness import BadClientSeed
+from raffle.domain.flash_sales import (
+    BadPath,
+    ChallengeExpired,
+    InvalidSale,
+    PathExpired,
+    SaleExists,
+    SaleNotOpen,
+    UnknownSale,
+    WrongAnswer,
+)
 from raffle.domain.fulfilment import (
     CodePoolEmpty,
     IllegalShipment,
@@ -131,6 +141,7 @@ STATUS: dict[type[RaffleError], int] = {
     InvalidCursor: 422,
     BadClientSeed: 422,
     BadReceipt: 422,
+    InvalidSale: 422,
     # 401: who is asking is not known
     InvalidCredentials: 401,
     NotAuthenticated: 401,
@@ -145,6 +156,10 @@ STATUS: dict[type[RaffleError], int] = {
     Denied: 403,
     JoinCodeRequired: 403,
     ClaimConditionUnmet: 403,
+    BadPath: 403,  # nothing taken: a path made up, another user's or another sale's
+    PathExpired: 403,
+    WrongAnswer: 403,
+    ChallengeExpired: 403,
     # 404: what the request names does not exist
     UnknownActivity: 404,
     UnknownSku: 404,
@@ -166,6 +181,7 @@ STATUS: dict[type[RaffleError], int] = {
     PaymentsOff: 404,
     NoReceipt: 404,
     UnknownTicket: 404,
+    UnknownSale: 404,
     # 409: the request conflicts with the current state
     NotFailed: 409,
     ActivityNotOpen: 409,
@@ -192,6 +208,8 @@ STATUS: dict[type[RaffleError], int] = {
     ContentHeld: 409,
     NotForSale: 409,
     RefundNotFailed: 409,
+    SaleExists: 409,
+    SaleNotOpen: 409,
     # 413, 415: the upload too large, or of a format not read
     ImageTooLarge: 413,
     UnsupportedFormat: 415,

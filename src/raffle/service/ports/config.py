@@ -19,6 +19,7 @@ from raffle.service.ports.audit import AuditLog
 from raffle.service.ports.base import Transaction
 from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
+from raffle.service.ports.flash_sales import FlashSaleRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
@@ -198,3 +199,4 @@ class UnitOfWork(Transaction, Protocol):
     seeds: SeedRepository
     audit: AuditLog  # the configuration's chain
     tickets: TicketRepository
+    flash_sales: FlashSaleRepository
