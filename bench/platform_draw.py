@@ -19,8 +19,9 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -84,7 +85,7 @@ def main() -> None:
         prizes = tuple((award, args.winners) for award in range(1, args.prizes + 1))
         terms = Terms(1, prizes, 1, args.entrants, digest)
         seed = secrets.token_bytes(32)
-        winners, pick_s, pick_peak = measured(lambda: drawn(terms, seed, args.excluded_every))
+        winners, pick_s, pick_peak = measured(partial(drawn, terms, seed, args.excluded_every))
         print(
             f"run {run}: {args.entrants:,} entrants hashed in {hash_s:.2f} s "
             f"(peak {hash_peak / 2**20:.1f} MiB); {winners} winners picked in "

@@ -8,11 +8,12 @@ from raffle.domain.scheduled import (
     CUTOFF_BEFORE,
     EntrantHash,
     Pick,
+    Shuffle,
     Terms,
     differences,
     entrants_hash,
     pick_winners,
-    picking,
+    prize_stream,
     scheduled,
 )
 from raffle.service.statistics import chi_square_p_value
@@ -96,20 +97,24 @@ def test_fewer_eligible_entrants_than_winners_leave_places_empty() -> None:
     assert few[3] not in {p.user_id for p in picks}
 
 
-def test_the_pick_does_not_depend_on_the_batches_and_is_recomputed_identically() -> None:
+def test_the_pick_is_the_first_who_may_win_of_each_shuffle_and_recomputed_identically() -> None:
     seed = b"k" * 32
     drawn = pick_winners(terms(((1, 100), (2, 50)), 2), seed, ENTRANTS)
     assert drawn == pick_winners(terms(((1, 100), (2, 50)), 2), seed, ENTRANTS)
     assert differences(drawn, drawn) == []
-    # Asked one position at a time (the first batch answered in part): the same winners.
-    steps = picking(terms(((1, 100), (2, 50)), 2), seed)
-    asked, queue = next(steps), []
-    try:
-        while True:
-            queue = list(asked)
-            asked = steps.send([(ENTRANTS[p], True) for p in queue])
-    except StopIteration as done:
-        assert done.value == drawn
+    # The first `winners` who may win of each prize's shuffle, taken one position at a time.
+    one_by_one: list[Pick] = []
+    won: Counter[str] = Counter()
+    for award_id, winners in ((1, 100), (2, 50)):
+        shuffle = Shuffle(len(ENTRANTS), prize_stream(seed, terms(()), award_id))
+        while sum(p.award_id == award_id for p in one_by_one) < winners:
+            position = shuffle.take(1)[0]
+            user = ENTRANTS[position]
+            if won[user] < 2:
+                won[user] += 1
+                rank = sum(p.award_id == award_id for p in one_by_one) + 1
+                one_by_one.append(Pick(award_id, rank, position, user))
+    assert one_by_one == drawn
     other = pick_winners(terms(((1, 100), (2, 50)), 2), b"j" * 32, ENTRANTS)
     assert other != drawn
     changed = [*drawn[:-1], Pick(2, 50, 0, ENTRANTS[0])]

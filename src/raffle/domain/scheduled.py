@@ -221,7 +221,8 @@ def pick_winners(
         while True:
             asked = steps.send([(entrants[p], may_win(entrants[p])) for p in asked])
     except StopIteration as done:
-        return done.value
+        picks: list[Pick] = done.value
+        return picks
 
 
 class DrawStage(StrEnum):
