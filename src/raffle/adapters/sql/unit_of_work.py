@@ -23,6 +23,7 @@ from raffle.adapters.sql.repositories.prize_images import SqlPrizeImageRepositor
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
+from raffle.adapters.sql.repositories.scheduled import SqlScheduledDraws
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.transaction import TransactionScope
 from raffle.service.ports import (
@@ -43,6 +44,7 @@ from raffle.service.ports.content import ContentRepository
 from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
+from raffle.service.ports.scheduled import ScheduledDraws
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 
@@ -66,6 +68,7 @@ class SqlUnitOfWork(TransactionScope):
     content: ContentRepository
     join_codes: JoinCodeRepository
     seeds: SeedRepository
+    scheduled: ScheduledDraws
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -84,6 +87,7 @@ class SqlUnitOfWork(TransactionScope):
         self.content = SqlContentRepository(connection)
         self.join_codes = SqlJoinCodeRepository(connection)
         self.seeds = SqlSeedRepository(connection)
+        self.scheduled = SqlScheduledDraws(connection)
 
 
 def create_engine(

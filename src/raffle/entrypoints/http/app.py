@@ -34,6 +34,7 @@ from raffle.entrypoints.http.routes import (
     prizes,
     profiles,
     route_trees,
+    scheduled,
     stock_warnings,
     switches,
     tags,
@@ -83,6 +84,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     routers = (
         player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
         delivery, profiles, prize_pool, content, deny, join_codes, winners, payments, fairness,
+        scheduled,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

@@ -72,6 +72,13 @@ from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
 from raffle.domain.receipts import BadReceipt
 from raffle.domain.route_tree_checks import InvalidRouteTree
+from raffle.domain.scheduled import (
+    DrawsAtSetTime,
+    EntryClosed,
+    NotEntered,
+    NotFrozen,
+    NotScheduled,
+)
 from raffle.domain.switches import InvalidSwitch
 from raffle.domain.tags import InvalidTag, MalformedCondition, TagCycle, TagInUse, UnknownTag
 from raffle.domain.users import (
@@ -164,6 +171,7 @@ STATUS: dict[type[RaffleError], int] = {
     UnknownPayment: 404,
     PaymentsOff: 404,
     NoReceipt: 404,
+    NotEntered: 404,
     # 409: the request conflicts with the current state
     NotFailed: 409,
     ActivityNotOpen: 409,
@@ -190,6 +198,10 @@ STATUS: dict[type[RaffleError], int] = {
     ContentHeld: 409,
     NotForSale: 409,
     RefundNotFailed: 409,
+    EntryClosed: 409,
+    NotScheduled: 409,
+    DrawsAtSetTime: 409,
+    NotFrozen: 409,
     # 413, 415: the upload too large, or of a format not read
     ImageTooLarge: 413,
     UnsupportedFormat: 415,

@@ -25,6 +25,7 @@ from raffle.entrypoints.http.fairness_schemas import ReceiptOut
 from raffle.entrypoints.http.participation_schemas import PersonCapsIO
 from raffle.entrypoints.http.prize_pool_schemas import CardOut
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
+from raffle.entrypoints.http.scheduled_schemas import ScheduleOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.cap_counts import CapDrift
 from raffle.service.draw import DrawResult
@@ -108,6 +109,12 @@ class ActivityOut(BaseModel):
         description="How the player page shows the winners' feed: `hidden` (and the feed "
         "answers 404 `feed_hidden`), `ticker` (one line) or `tiled`.",
     )
+    kind: str = Field(
+        default="instant",
+        description="`instant` (draws until the prizes run out) or `scheduled` (entries until "
+        "the cutoff, winners picked at the draw time: `schedule`).",
+    )
+    schedule: ScheduleOut | None = None
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
@@ -115,7 +122,8 @@ class ActivityOut(BaseModel):
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
             caps=CapsOut.of(a.caps), join_code_required=a.join_code_required,
-            show_winning_list=a.winners_feed.value,
+            show_winning_list=a.winners_feed.value, kind=a.kind.value,
+            schedule=None if a.schedule is None else ScheduleOut.of(a.schedule),
         )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
+from raffle.service.ports.scheduled import ScheduledDraws
 
 
 class AwardRepository(Protocol):
@@ -194,3 +195,4 @@ class UnitOfWork(Transaction, Protocol):
     content: ContentRepository
     join_codes: JoinCodeRepository
     seeds: SeedRepository
+    scheduled: ScheduledDraws

@@ -155,11 +155,24 @@ def feed_column() -> Column[str]:
     return Column("show_winning_list", String(8), nullable=False, server_default="hidden")
 
 
+def schedule_column() -> Column[str]:
+    """A scheduled activity's schedule as JSON (domain `Schedule`; adapters/sql/schedules.py),
+    added by migration 0026: NULL, an instant draw, as every activity before."""
+    return Column("schedule", Text, nullable=True)
+
+
 def define_activity(
-    metadata: MetaData, *, caps: bool = True, join_code: bool | None = None, feed: bool = True
+    metadata: MetaData,
+    *,
+    caps: bool = True,
+    join_code: bool | None = None,
+    feed: bool = True,
+    schedule: bool | None = None,
 ) -> Table:
     """Activities; as migration 0002 made them with `caps=False, feed=False` (`join_code`
-    follows `caps` unless given: as 0015 left them with `join_code=False`)."""
+    follows `caps` unless given: as 0015 left them with `join_code=False`; `schedule`
+    follows `feed`)."""
+    schedule = feed if schedule is None else schedule
     join_code = caps if join_code is None else join_code
     return Table(
         "activity",
@@ -176,6 +189,7 @@ def define_activity(
         *(caps_columns() if caps else []),
         *([join_code_column()] if join_code else []),
         *([feed_column()] if feed else []),
+        *([schedule_column()] if schedule else []),
         Index(None, "strategy_id"),
         mysql_charset="utf8mb4",
     )

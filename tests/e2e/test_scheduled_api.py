@@ -1,0 +1,98 @@
+"""Scheduled draws over HTTP (SQLite): entries until the cutoff then `entry_closed`, the list
+frozen and its hash published, the winners picked at the draw time, each entrant told."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from raffle.domain.activity import Activity, ActivityState
+from raffle.domain.awards import Award, AwardKind
+from raffle.domain.campaign import Campaign
+from raffle.domain.scheduled import scheduled
+from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
+from raffle.service.campaigns import load_campaign
+from raffle.service.scheduled import Scheduler
+from tests.e2e.conftest import Api
+
+SCHEDULED, STRATEGY, LAMP, THANKS = 900, 90, 91, 92
+PLAYERS = ("alice", "bob", "carol", "dave")
+
+
+class Later:
+    """The real time moved on by `ahead`."""
+
+    def __init__(self) -> None:
+        self.ahead = timedelta(0)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.ahead
+
+
+async def _load(api: Api, now: datetime) -> None:
+    strategy = Strategy(
+        STRATEGY, (StrategyPrize(LAMP, Decimal("0.1"), stock=5),), Fallback(THANKS), ()
+    )
+    activity = Activity(
+        SCHEDULED, "lamps at noon", STRATEGY, now - timedelta(days=1), now + timedelta(days=1),
+        state=ActivityState.RUNNING, schedule=scheduled(now + timedelta(hours=1), 2),
+    )  # fmt: skip
+    awards = (Award(THANKS, AwardKind.THANKS, "thanks"), Award(LAMP, AwardKind.PHYSICAL, "lamp"))
+    await load_campaign(Campaign(awards, (strategy,), (), (activity,)), api.raffle.uow())
+    api.raffle.catalogue.forget()
+
+
+async def test_entries_close_at_the_cutoff_and_every_entrant_learns_the_outcome(api: Api) -> None:
+    clock = api.raffle.clock = Later()
+    await _load(api, clock.now())
+    root = await api.login("root", admin=True)
+    players = {name: await api.login(name) for name in PLAYERS}
+    entry = f"/api/activities/{SCHEDULED}/entry"
+
+    first = await api.client.post(entry, headers=players["alice"])
+    assert first.status_code == 200, first.text
+    assert first.json()["stage"] == "open"
+    again = await api.client.post(entry, headers=players["alice"])
+    assert again.json()["entered_at"] == first.json()["entered_at"]
+    for name in ("bob", "carol"):
+        assert (await api.client.post(entry, headers=players[name])).status_code == 200
+    drawn = await api.client.post(f"/api/activities/{SCHEDULED}/draws", headers=players["bob"])
+    assert (drawn.status_code, drawn.json()["code"]) == (409, "draws_at_set_time")
+    unknown = await api.client.get(entry, headers=players["dave"])
+    assert (unknown.status_code, unknown.json()["code"]) == (404, "not_entered")
+    before = (await api.client.get(f"/api/activities/{SCHEDULED}/fairness")).json()["scheduled"]
+    assert (before["seed"], before["entrants_hash"], before["entrants"]) == (None, None, None)
+    commitment = before["commitment"]
+    too_early = await api.client.get(f"/api/admin/activities/{SCHEDULED}/entrants", headers=root)
+    assert (too_early.status_code, too_early.json()["code"]) == (409, "entrants_not_frozen")
+
+    clock.ahead = timedelta(minutes=31)  # past the cutoff, before the draw
+    late = await api.client.post(entry, headers=players["dave"])
+    assert (late.status_code, late.json()["code"]) == (409, "entry_closed")
+    jobs = Scheduler(api.raffle.uow, api.raffle.catalogue, api.raffle.shards, clock)
+    assert await jobs.run() == [(SCHEDULED, "frozen")]
+    assert await jobs.run() == []  # nothing more before the draw time
+    frozen = (await api.client.get(f"/api/activities/{SCHEDULED}/scheduled-draw")).json()
+    listed = b"alice\nbob\ncarol\n"
+    assert frozen["entrants_hash"] == hashlib.sha256(listed).hexdigest()
+    assert (frozen["entrants"], frozen["prizes"], frozen["seed"]) == (3, [[LAMP, 2]], None)
+    assert frozen["commitment"] == commitment
+    file = await api.client.get(f"/api/admin/activities/{SCHEDULED}/entrants", headers=root)
+    assert file.content == listed
+    assert (await api.client.get(entry, headers=players["bob"])).json()["stage"] == "frozen"
+
+    clock.ahead = timedelta(hours=1, seconds=1)
+    assert await jobs.run() == [(SCHEDULED, "drawn"), (SCHEDULED, "recorded")]
+    assert await jobs.run() == []
+    after = (await api.client.get(f"/api/activities/{SCHEDULED}/fairness")).json()["scheduled"]
+    assert hashlib.sha256(bytes.fromhex(after["seed"])).hexdigest() == commitment
+    won = {
+        name: (await api.client.get(entry, headers=players[name])).json()["won"]
+        for name in ("alice", "bob", "carol")
+    }
+    assert sorted(len(w) for w in won.values()) == [0, 1, 1]
+    assert all(w in ([], [LAMP]) for w in won.values())
+    winner = next(name for name, w in won.items() if w)
+    history = await api.client.get(f"/api/activities/{SCHEDULED}/draws", headers=players[winner])
+    assert [d["award_id"] for d in history.json()["draws"]] == [LAMP], history.text
