@@ -3,15 +3,21 @@ frozen and its hash published, the winners picked at the draw time, each entrant
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
 
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.campaign import Campaign
 from raffle.domain.scheduled import scheduled
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
+from raffle.entrypoints.cli import main
 from raffle.service.campaigns import load_campaign
 from raffle.service.scheduled import Scheduler
 from tests.e2e.conftest import Api
@@ -43,7 +49,9 @@ async def _load(api: Api, now: datetime) -> None:
     api.raffle.catalogue.forget()
 
 
-async def test_entries_close_at_the_cutoff_and_every_entrant_learns_the_outcome(api: Api) -> None:
+async def test_entries_close_at_the_cutoff_and_every_entrant_learns_the_outcome(
+    api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = api.raffle.clock = Later()
     await _load(api, clock.now())
     root = await api.login("root", admin=True)
@@ -96,3 +104,19 @@ async def test_entries_close_at_the_cutoff_and_every_entrant_learns_the_outcome(
     winner = next(name for name, w in won.items() if w)
     history = await api.client.get(f"/api/activities/{SCHEDULED}/draws", headers=players[winner])
     assert [d["award_id"] for d in history.json()["draws"]] == [LAMP], history.text
+
+    # The auditor's check: the list file, the revealed seed and the published terms.
+    monkeypatch.setenv("RAFFLE_DATABASE_URL", api.raffle.settings.database_url)
+    (tmp_path / "entrants.txt").write_bytes(file.content)
+    cli = CliRunner()
+    # In a thread: the command runs its own event loop.
+    checked = await asyncio.to_thread(
+        cli.invoke, main, ["verify-draw", str(SCHEDULED), str(tmp_path / "entrants.txt")]
+    )
+    assert (checked.exit_code, checked.output) == (0, f"activity {SCHEDULED}: matches\n")
+    (tmp_path / "other.txt").write_bytes(b"alice\nbob\ncarol\nmallory\n")
+    other = await asyncio.to_thread(
+        cli.invoke, main, ["verify-draw", str(SCHEDULED), str(tmp_path / "other.txt")]
+    )
+    assert other.exit_code == 1
+    assert "entrants_hash" in other.output

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.fairness import commitment
 from raffle.domain.scheduled import (
     CUTOFF_BEFORE,
     EntrantHash,
@@ -15,6 +16,7 @@ from raffle.domain.scheduled import (
     pick_winners,
     prize_stream,
     scheduled,
+    verified,
 )
 from raffle.service.statistics import chi_square_p_value
 
@@ -132,3 +134,23 @@ def test_a_changed_list_or_seed_changes_the_winners() -> None:
     assert pick_winners(moved, seed, ENTRANTS) != drawn
     with pytest.raises(ValueError, match="entrants"):
         pick_winners(terms(((1, 100),)), seed, ENTRANTS[:-1])
+
+
+def test_the_verifier_names_a_changed_list_seed_or_winner() -> None:
+    few = [f"p{n:03d}" for n in range(300)]
+    listed = "".join(f"{u}\n" for u in few).encode()
+    seed, skipped = b"v" * 32, [few[0], few[7]]
+    small = Terms(7, ((1, 20), (2, 20)), 1, 300, entrants_hash(few))
+    drawn = pick_winners(small, seed, few, lambda u: u not in skipped)
+    promised = commitment(seed)
+    assert verified(small, seed, promised, listed, skipped, drawn) == []
+    assert verified(small, b"w" * 32, promised, listed, skipped, drawn) == [
+        "the seed is not the one committed to"
+    ]
+    changed = listed.replace(b"p001", b"p00x")
+    assert verified(small, seed, promised, changed, skipped, drawn) == [
+        "the entrant list's SHA-256 is not the published entrants_hash"
+    ]
+    assert verified(small, seed, promised, listed, [], drawn) != []  # skipped ones matter
+    forged = [*drawn[:3], Pick(1, 4, 0, few[1]), *drawn[4:]]
+    assert len(verified(small, seed, promised, listed, skipped, forged)) == 1

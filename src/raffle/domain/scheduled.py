@@ -281,3 +281,31 @@ def differences(published: Sequence[Pick], recomputed: Sequence[Pick]) -> list[s
                 f"(prize {mine.award_id}), recomputed {theirs.user_id!r}"
             )
     return said
+
+
+def verified(
+    terms: Terms,
+    seed: bytes,
+    promised: str,
+    listed: bytes,
+    skipped: Sequence[str],
+    published: Sequence[Pick],
+) -> list[str]:
+    """What differs when the winners are computed again from the entrant list file
+    (`listed`), the revealed `seed` (against its commitment `promised`) and the published
+    terms and skipped entrants: empty if the published winners match."""
+    said = []
+    if commitment(seed) != promised:
+        said.append("the seed is not the one committed to")
+    if hashlib.sha256(listed).hexdigest() != terms.entrants_hash:
+        said.append("the entrant list's SHA-256 is not the published entrants_hash")
+    entrants = listed.decode().split("\n")
+    if entrants[-1] != "":
+        said.append("the entrant list does not end with a line feed")
+    entrants = entrants[:-1]
+    if len(entrants) != terms.entrants:
+        said.append(f"the list has {len(entrants)} entrants, the terms {terms.entrants}")
+    if said:
+        return said
+    out = frozenset(skipped)
+    return differences(published, pick_winners(terms, seed, entrants, lambda u: u not in out))

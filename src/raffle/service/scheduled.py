@@ -26,6 +26,7 @@ from raffle.domain.scheduled import (
     Terms,
     picking,
     stage,
+    verified,
 )
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
@@ -184,6 +185,29 @@ async def pages(uow: Callable[[], UnitOfWork], activity_id: int) -> AsyncIterato
         if len(page) < PAGE:
             return
         after = page[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class DrawVerdict:
+    drawn: bool  # False: not drawn yet, the seed still secret
+    differs: tuple[str, ...]  # empty: the published winners match
+
+
+async def verify_draw(
+    activity: Activity, listed: bytes, *, uow: Callable[[], UnitOfWork], catalogue: Catalogue
+) -> DrawVerdict:
+    """The published winners computed again from the entrant list file `listed`, the
+    revealed seed and the published terms (domain `verified`)."""
+    record = await public_record(activity, uow=uow, catalogue=catalogue)
+    seed = record.draw.seed
+    if seed is None or record.terms is None:
+        return DrawVerdict(False, ())
+    async with uow() as u:
+        published_picks = [pick for pick, _, _ in await u.scheduled.winners(activity.id)]
+    said = verified(
+        record.terms, seed, record.draw.commitment, listed, record.draw.skipped, published_picks
+    )
+    return DrawVerdict(True, tuple(said))
 
 
 def _made(activity_id: int) -> ScheduledDraw:
