@@ -285,16 +285,17 @@ class Scheduler:
             await u.commit()
 
     async def pick(self, activity: Activity, draw: ScheduledDraw, now: datetime) -> None:
-        """The winners, the entrants asked for by position a batch at a time (a pass over
-        the list per batch); those outside the draw's audience now are skipped and listed."""
+        """The winners, the entrants asked for by position a batch at a time; those outside
+        the draw's audience now are skipped and listed."""
         terms = await draw_terms(activity, draw, self.catalogue)
         schedule = schedule_of(activity)
         skipped: list[str] = []
         steps = picking(terms, draw.secret)
+        bounds: dict[int, str | None] = {0: None}
         try:
             asked = next(steps)
             while True:
-                found = await self._entrants_at(activity.id, asked)
+                found = await self._entrants_at(activity.id, asked, bounds)
                 answers = []
                 for user_id in found:
                     may = await self._may_win(schedule, activity, user_id, now)
@@ -309,18 +310,23 @@ class Scheduler:
             await u.scheduled.drawn(activity.id, with_orders, sorted(set(skipped)), now)
             await u.commit()
 
-    async def _entrants_at(self, activity_id: int, positions: Sequence[int]) -> list[str]:
-        wanted = sorted(set(positions))
-        at: dict[int, str] = {}
-        start, i = 0, 0
-        async for page in pages(self.uow, activity_id):
-            while i < len(wanted) and wanted[i] < start + len(page):
-                at[wanted[i]] = page[wanted[i] - start]
-                i += 1
-            if i == len(wanted):
-                break
-            start += len(page)
-        return [at[p] for p in positions]
+    async def _entrants_at(
+        self, activity_id: int, positions: Sequence[int], bounds: dict[int, str | None]
+    ) -> list[str]:
+        """The entrants at these positions: each the one so many places into its page of
+        PAGE, counted by the database from the page's first id (`bounds`: the id before
+        each page, found as needed and kept for the draw), so no page is read whole."""
+        found = []
+        async with self.uow() as u:
+            for position in positions:
+                page, offset = divmod(position, PAGE)
+                for k in range(max(bounds) + 1, page + 1):
+                    bounds[k] = await u.scheduled.entrant_at(activity_id, bounds[k - 1], PAGE - 1)
+                user_id = await u.scheduled.entrant_at(activity_id, bounds[page], offset)
+                if user_id is None:
+                    raise RuntimeError(f"activity {activity_id} has no entrant at {position}")
+                found.append(user_id)
+        return found
 
     async def _may_win(
         self, schedule: Schedule, activity: Activity, user_id: str, now: datetime

@@ -38,6 +38,11 @@ class ScheduledDraws(Protocol):
         their bytes."""
         ...
 
+    async def entrant_at(self, activity_id: int, after: str | None, offset: int) -> str | None:
+        """The entrant `offset` places after the first one after `after` (the first one if
+        None), ascending by bytes; None past the last."""
+        ...
+
     async def freeze(self, activity_id: int, entrants: int, digest: str) -> bool:
         """Record the closed list's size and hash, once: whether this call did."""
         ...

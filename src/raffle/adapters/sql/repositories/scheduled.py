@@ -79,6 +79,15 @@ class SqlScheduledDraws:
         query = query.order_by(c.user_id).limit(limit)
         return [r.user_id for r in await self._connection.execute(query)]
 
+    async def entrant_at(self, activity_id: int, after: str | None, offset: int) -> str | None:
+        c = scheduled_entrant.c
+        query = select(c.user_id).where(c.activity_id == activity_id)
+        if after is not None:
+            query = query.where(c.user_id > after)
+        query = query.order_by(c.user_id).limit(1).offset(offset)
+        found: str | None = (await self._connection.execute(query)).scalar()
+        return found
+
     async def freeze(self, activity_id: int, entrants: int, digest: str) -> bool:
         c = scheduled_draw.c
         frozen = await self._connection.execute(
