@@ -19,7 +19,7 @@ from raffle.domain.scheduled import scheduled
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.entrypoints.cli import main
 from raffle.service.campaigns import load_campaign
-from raffle.service.scheduled import Scheduler
+from raffle.service.scheduled import Scheduler, verify_draw
 from tests.e2e.conftest import Api
 
 SCHEDULED, STRATEGY, LAMP, THANKS = 900, 90, 91, 92
@@ -36,13 +36,14 @@ class Later:
         return datetime.now(UTC) + self.ahead
 
 
-async def _load(api: Api, now: datetime) -> None:
+async def _load(api: Api, now: datetime, audience: str | None = None, winners: int = 2) -> None:
     strategy = Strategy(
         STRATEGY, (StrategyPrize(LAMP, Decimal("0.1"), stock=5),), Fallback(THANKS), ()
     )
     activity = Activity(
         SCHEDULED, "lamps at noon", STRATEGY, now - timedelta(days=1), now + timedelta(days=1),
-        state=ActivityState.RUNNING, schedule=scheduled(now + timedelta(hours=1), 2),
+        state=ActivityState.RUNNING,
+        schedule=scheduled(now + timedelta(hours=1), winners, audience=audience),
     )  # fmt: skip
     awards = (Award(THANKS, AwardKind.THANKS, "thanks"), Award(LAMP, AwardKind.PHYSICAL, "lamp"))
     await load_campaign(Campaign(awards, (strategy,), (), (activity,)), api.raffle.uow())
@@ -120,3 +121,46 @@ async def test_entries_close_at_the_cutoff_and_every_entrant_learns_the_outcome(
     )
     assert other.exit_code == 1
     assert "entrants_hash" in other.output
+
+
+async def test_only_entrants_in_the_draws_audience_win_and_the_others_met_are_listed(
+    api: Api,
+) -> None:
+    clock = api.raffle.clock = Later()
+    root = await api.login("root", admin=True)
+    key = {"Idempotency-Key": "beta-tag"}
+    tag = await api.client.put("/api/admin/tags/beta", json={"kind": "static"}, headers=root | key)
+    assert tag.status_code == 200, tag.text
+    members = {"user_ids": ["mem0", "mem1", "mem2"]}
+    added = await api.client.post("/api/admin/tags/beta/members", json=members, headers=root)
+    assert added.status_code == 200, added.text
+    await _load(api, clock.now(), audience="beta", winners=3)
+    entrants = ["mem0", "mem1", "mem2", *(f"out{n:02d}" for n in range(12))]
+    for name in entrants:
+        answer = await api.client.post(
+            f"/api/activities/{SCHEDULED}/entry", headers=await api.login(name)
+        )
+        assert answer.status_code == 200, answer.text
+    jobs = Scheduler(
+        api.raffle.uow, api.raffle.catalogue, api.raffle.shards, clock, api.raffle.profiles,
+        api.raffle.tags,
+    )  # fmt: skip
+    clock.ahead = timedelta(hours=1, seconds=1)
+    assert await jobs.run() == [
+        (SCHEDULED, "frozen"),
+        (SCHEDULED, "drawn"),
+        (SCHEDULED, "recorded"),
+    ]
+    async with api.raffle.uow() as uow:
+        won = [p.user_id for p, _, _ in await uow.scheduled.winners(SCHEDULED)]
+    assert sorted(won) == ["mem0", "mem1", "mem2"]  # all three members, nobody else
+    record = (await api.client.get(f"/api/activities/{SCHEDULED}/scheduled-draw")).json()
+    assert set(record["skipped"]) <= set(entrants[3:])
+    # The outsiders the shuffle met before the third member, as published: the winners
+    # computed again from them match.
+    listed = "".join(f"{u}\n" for u in sorted(entrants)).encode()
+    activity = await api.raffle.catalogue.activity(SCHEDULED)
+    verdict = await verify_draw(
+        activity, listed, uow=api.raffle.uow, catalogue=api.raffle.catalogue
+    )
+    assert (verdict.drawn, verdict.differs) == (True, ())
