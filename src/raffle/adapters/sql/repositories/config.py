@@ -282,9 +282,13 @@ def _schedule_text(schedule: Schedule | None) -> str | None:
     if schedule is None:
         return None
     s = schedule
-    data = {"draw_at": s.draw_at.isoformat(), "cutoff": s.cutoff.isoformat(),
+    data = {"draw_at": _utc(s.draw_at), "cutoff": _utc(s.cutoff),
             "winners": s.winners, "per_person": s.per_person, "audience": s.audience}  # fmt: skip
     return json.dumps(data, sort_keys=True)
+
+
+def _utc(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat()  # as the activity's window is stored
 
 
 def _schedule(text: str | None) -> Schedule | None:
