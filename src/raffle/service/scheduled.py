@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from raffle.domain.activity import Activity, ActivityState
@@ -238,6 +238,9 @@ class Scheduler:
     clock: Clock
     profiles: Profiles | None = None
     audience: Audience | None = None
+    # Activities this process saw drawn and recorded to the last winner: nothing is left to
+    # do for them, so the ticks after do not look again (a schedule never changes once run).
+    finished: set[int] = field(default_factory=set)
 
     async def run(self) -> list[tuple[int, str]]:
         """One look at every scheduled activity: the steps done, by activity."""
@@ -245,6 +248,8 @@ class Scheduler:
             activities = [a for a in await u.activities.all() if a.schedule is not None]
         done: list[tuple[int, str]] = []
         for activity in activities:
+            if activity.id in self.finished:
+                continue
             if activity.state in (ActivityState.RUNNING, ActivityState.CLOSED):
                 done += [(activity.id, step) for step in await self.advance(activity)]
         return done
@@ -269,6 +274,7 @@ class Scheduler:
             steps.append("drawn")
         if await self.record(activity, now):
             steps.append("recorded")
+        self.finished.add(activity.id)
         return steps
 
     async def freeze(self, activity: Activity, now: datetime) -> None:
