@@ -11,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from sqlalchemy import inspect
 
-from raffle.adapters.sql.migrate import upgrade
+from raffle.adapters.sql.migrate import downgrade, upgrade
+from raffle.adapters.sql.unit_of_work import create_engine
 from raffle.bootstrap import Raffle, bootstrap
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind
@@ -189,3 +191,20 @@ async def test_the_worker_draws_at_the_draw_time_and_the_wins_are_delivered(
         assert sorted(w.award_id for w in feed.wins) == sorted(p.award_id for p, _, _ in picked)
     finally:
         await raffle.close()
+
+
+async def test_0026_undoes_itself(database_url: str) -> None:
+    await upgrade(database_url, shard_tables=4)
+    await downgrade(database_url, "0025", shard_tables=4)
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            names = await connection.run_sync(lambda c: inspect(c).get_table_names())
+            columns = await connection.run_sync(
+                lambda c: [col["name"] for col in inspect(c).get_columns("activity")]
+            )
+    finally:
+        await engine.dispose()
+    assert not {"scheduled_draw", "scheduled_entrant", "scheduled_winner"} & set(names)
+    assert "schedule" not in columns
+    await upgrade(database_url, shard_tables=4)
