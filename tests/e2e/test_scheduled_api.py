@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.campaign import Campaign
+from raffle.domain.policies import Participation, PersonCaps, Policy
 from raffle.domain.scheduled import scheduled
 from raffle.domain.strategy import Fallback, Strategy, StrategyPrize
 from raffle.entrypoints.cli import main
@@ -36,7 +37,13 @@ class Later:
         return datetime.now(UTC) + self.ahead
 
 
-async def _load(api: Api, now: datetime, audience: str | None = None, winners: int = 2) -> None:
+async def _load(
+    api: Api,
+    now: datetime,
+    audience: str | None = None,
+    winners: int = 2,
+    participation: Participation | None = None,
+) -> None:
     strategy = Strategy(
         STRATEGY, (StrategyPrize(LAMP, Decimal("0.1"), stock=5),), Fallback(THANKS), ()
     )
@@ -46,7 +53,9 @@ async def _load(api: Api, now: datetime, audience: str | None = None, winners: i
         schedule=scheduled(now + timedelta(hours=1), winners, audience=audience),
     )  # fmt: skip
     awards = (Award(THANKS, AwardKind.THANKS, "thanks"), Award(LAMP, AwardKind.PHYSICAL, "lamp"))
-    await load_campaign(Campaign(awards, (strategy,), (), (activity,)), api.raffle.uow())
+    taking = () if participation is None else (participation,)
+    loaded = Campaign(awards, (strategy,), (), (activity,), participations=taking)
+    await load_campaign(loaded, api.raffle.uow())
     api.raffle.catalogue.forget()
 
 
@@ -164,3 +173,17 @@ async def test_only_entrants_in_the_draws_audience_win_and_the_others_met_are_li
         activity, listed, uow=api.raffle.uow, catalogue=api.raffle.catalogue
     )
     assert (verdict.drawn, verdict.differs) == (True, ())
+
+
+async def test_the_policies_admit_entries_as_they_admit_draws(api: Api) -> None:
+    now = datetime.now(UTC)
+    caps_only = Participation(SCHEDULED, caps=PersonCaps(once_per_prize=True))
+    await _load(api, now, participation=caps_only)
+    entry = f"/api/activities/{SCHEDULED}/entry"
+    anyone = await api.client.post(entry, headers=await api.login("anyone"))
+    assert anyone.status_code == 200, anyone.text  # caps alone turn nobody away
+    vip_only = Participation(SCHEDULED, (Policy(1, 1, tag="vip"),), caps_only.caps)
+    await _load(api, now, participation=vip_only)
+    refused = await api.client.post(entry, headers=await api.login("outsider"))
+    assert (refused.status_code, refused.json()["code"]) == (403, "not_admitted")
+    assert refused.json()["refusals"] == [{"policy_id": 1, "reason": "not_in_audience"}]

@@ -110,8 +110,8 @@ async def _admitted(
 ) -> None:
     participation = await catalogue.participation(activity.id)
     entry = await enter(participation, user_id, activity, now, profiles, audience)
-    if entry is None or any(reason is None for reason in entry.early):
-        return
+    if entry is None or not entry.early or any(reason is None for reason in entry.early):
+        return  # no policies (caps alone admit everyone), or one that admits the user
     policies = entry.participation.policies
     raise NotAdmitted({p.policy_id: str(r) for p, r in zip(policies, entry.early, strict=True)})
 
