@@ -67,7 +67,7 @@ async def test_concurrent_acceptances_take_every_number_once_up_to_the_bound(
 
 async def test_0027_undoes_itself(database_url: str) -> None:
     await upgrade(database_url)
-    await downgrade(database_url, "0025")
+    await downgrade(database_url, "0026")
     engine = create_engine(database_url)
     try:
         async with engine.connect() as connection:

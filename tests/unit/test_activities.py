@@ -3,10 +3,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from raffle.domain.activity import ActivityState, IllegalTransition, UnknownAction
+from raffle.domain.activity import ActivityKind, ActivityState, IllegalTransition, UnknownAction
 from raffle.domain.campaign import Campaign
 from raffle.domain.caps import NO_CAPS, Caps
 from raffle.domain.errors import InvalidConfig
+from raffle.domain.scheduled import scheduled
 from raffle.service.activities import advance, change_state, published_odds
 from raffle.service.campaigns import FrozenOdds, load_campaign
 from tests.unit.usecase_world import ACTIVITY, PRIZE, STRATEGY, world
@@ -113,3 +114,18 @@ def test_a_cap_below_one_is_refused_with_its_field(limit: int) -> None:
     with pytest.raises(InvalidConfig) as error:
         Caps(participants=limit)
     assert error.value.path == ("join_people_total_limit",)
+
+
+async def test_the_schedule_of_a_running_activity_is_frozen() -> None:
+    w = world()
+    running = w.config.activities[ACTIVITY]
+    awards, strategy = tuple(w.config.awards.values()), w.config.strategies[STRATEGY]
+    packs = tuple(w.config.packs.values())
+    at = running.begin_at + (running.end_at - running.begin_at) / 2
+    timed = replace(running, schedule=scheduled(at, 5))
+    with pytest.raises(FrozenOdds, match="schedule is fixed"):
+        await load_campaign(Campaign(awards, (strategy,), packs, (timed,)), w.uow())
+    assert w.config.activities[ACTIVITY].schedule is None
+    w.set_state(S.EDIT)
+    await load_campaign(Campaign(awards, (strategy,), packs, (timed,)), w.uow())
+    assert w.config.activities[ACTIVITY].kind is ActivityKind.SCHEDULED

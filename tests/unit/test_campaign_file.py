@@ -293,3 +293,45 @@ def test_an_activitys_queued_mode_is_read_and_written_back(tmp_path: Path, queue
     assert again.queued is queued
     (plain,) = read_campaign(write(tmp_path, CAPPED)).activities
     assert plain.queued is False
+SCHEDULED = """\
+activities:
+  - id: 5
+    name: lamps at noon
+    strategy: 10
+    begin_at: 2026-12-01T00:00:00+08:00
+    end_at: 2026-12-02T00:00:00+08:00
+    kind: scheduled
+    draw_at: 2026-12-01T12:00:00+08:00
+    winners_per_prize: 100
+    one_person_lottery_number: 2
+    audience: beta
+"""
+
+
+def test_a_scheduled_activity_reads_and_writes_back(tmp_path: Path) -> None:
+    campaign = read_campaign(write(tmp_path, GOOD + SCHEDULED))
+    (activity,) = campaign.activities
+    schedule = activity.schedule
+    assert schedule is not None
+    assert (activity.kind.value, schedule.winners, schedule.per_person) == ("scheduled", 100, 2)
+    assert schedule.cutoff.isoformat() == "2026-12-01T11:30:00+08:00"  # 30 minutes before
+    assert schedule.audience == "beta"
+    again = read_campaign(write(tmp_path, write_campaign(campaign)))
+    assert again.activities == campaign.activities
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("    kind: scheduled\n", "", "an instant activity has no schedule"),
+        ("    winners_per_prize: 100\n", "", "has draw_at and winners_per_prize"),
+        ("draw_at: 2026-12-01", "draw_at: 2026-12-03", "the draw time is within"),
+        ("    audience: beta\n", "    cutoff: 2026-12-01T12:00:01+08:00\n", "before the draw"),
+    ],
+)
+def test_a_schedule_that_cannot_run_is_refused(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, GOOD + SCHEDULED.replace(old, new)))
+    assert any(message in p.message for p in error.value.problems), error.value.problems

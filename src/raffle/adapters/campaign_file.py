@@ -28,7 +28,7 @@ from raffle.adapters.campaign_pack import folder_files, unpack
 from raffle.adapters.campaign_policies import PersonCapsIn, PolicyIn, participation
 from raffle.adapters.campaign_prize_cards import ImageShelf, PackedFiles, PrizeCardIn
 from raffle.adapters.tag_file import TagFileIn, tag_definition
-from raffle.domain.activity import Activity, ActivityState
+from raffle.domain.activity import Activity, ActivityKind, ActivityState
 from raffle.domain.awards import Award, AwardKind, parse_points_range
 from raffle.domain.campaign import Campaign, tree_problem
 from raffle.domain.caps import Caps
@@ -41,6 +41,7 @@ from raffle.domain.rebates import RebateRule
 from raffle.domain.route_tree_checks import InvalidRouteTree
 from raffle.domain.route_tree_documents import from_document
 from raffle.domain.route_trees import RouteTree
+from raffle.domain.scheduled import Schedule, scheduled
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
 from raffle.domain.winners_feed import FeedDisplay
 
@@ -147,6 +148,12 @@ class ActivityIn(_Model):
     join_code_required: bool = False  # a draw needs a join code the user redeemed
     show_winning_list: FeedDisplay = FeedDisplay.HIDDEN  # the winners' feed: ticker, tiled
     queued: bool = False  # draws answered with a ticket, drawn in acceptance order
+    kind: ActivityKind = ActivityKind.INSTANT  # scheduled: entries, then winners at draw_at
+    draw_at: AwareDatetime | None = None  # scheduled: when the winners are picked
+    cutoff: AwareDatetime | None = None  # scheduled: entries end (default draw_at - 30 min)
+    winners_per_prize: Count | None = None  # scheduled: N winners of each prize
+    one_person_lottery_number: Count = 1  # scheduled: the most prizes one person wins
+    audience: Text64 | None = None  # scheduled: the tag an entrant is in at the draw to win
 
 
 class SkuIn(_Model):
@@ -359,7 +366,25 @@ def _activity(a: ActivityIn) -> Activity:
         join_code_required=a.join_code_required,
         winners_feed=a.show_winning_list,
         queued=a.queued,
+        schedule=_schedule(a),
     )
+
+
+def _schedule(a: ActivityIn) -> Schedule | None:
+    given = [n for n in SCHEDULE_FIELDS if getattr(a, n) is not None]
+    if a.kind is ActivityKind.INSTANT:
+        if given or a.one_person_lottery_number != 1:
+            raise InvalidConfig("an instant activity has no schedule", ("kind",))
+        return None
+    if a.draw_at is None or a.winners_per_prize is None:
+        raise InvalidConfig("a scheduled activity has draw_at and winners_per_prize", ("kind",))
+    return scheduled(
+        a.draw_at, a.winners_per_prize, cutoff=a.cutoff,
+        per_person=a.one_person_lottery_number, audience=a.audience,
+    )  # fmt: skip
+
+
+SCHEDULE_FIELDS = ("draw_at", "cutoff", "winners_per_prize", "audience")
 
 
 def _sku(s: SkuIn) -> Sku:

@@ -150,6 +150,13 @@ def _activity(a: Activity, participation: Participation | None) -> dict[str, Any
         written["show_winning_list"] = a.winners_feed.value
     if a.queued:
         written["queued"] = True
+    if (schedule := a.schedule) is not None:
+        written |= {"kind": a.kind.value, "draw_at": schedule.draw_at, "cutoff": schedule.cutoff,
+                    "winners_per_prize": schedule.winners}  # fmt: skip
+        if schedule.per_person != 1:
+            written["one_person_lottery_number"] = schedule.per_person
+        if schedule.audience is not None:
+            written["audience"] = schedule.audience
     return written
 
 

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from raffle.domain.caps import NO_CAPS, Caps
 from raffle.domain.errors import IllegalState, InvalidConfig, RaffleError
+from raffle.domain.scheduled import Schedule
 from raffle.domain.winners_feed import FeedDisplay
 
 
@@ -33,6 +34,11 @@ TRANSITIONS: dict[str, tuple[ActivityState, ActivityState]] = {
 }
 # Odds and stock are published once an activity runs, and may not change after that.
 FROZEN = frozenset({ActivityState.RUNNING, ActivityState.CLOSED})
+
+
+class ActivityKind(StrEnum):
+    INSTANT = "instant"  # a draw any time while it runs, until the prizes run out
+    SCHEDULED = "scheduled"  # entries until a cutoff, winners picked at a set time
 
 
 class IllegalTransition(IllegalState):
@@ -61,6 +67,7 @@ class Activity:
     join_code_required: bool = False  # a draw needs a join code redeemed by the user
     winners_feed: FeedDisplay = FeedDisplay.HIDDEN  # how the player page shows recent wins
     queued: bool = False  # draws are accepted with a ticket and drawn in order (seed 000)
+    schedule: Schedule | None = None  # None: an instant draw; else entries, then a set time
 
     def __post_init__(self) -> None:
         if self.begin_at.tzinfo is None or self.end_at.tzinfo is None:
@@ -71,6 +78,12 @@ class Activity:
             ZoneInfo(self.time_zone)
         except (ZoneInfoNotFoundError, ValueError):
             raise InvalidConfig(f"unknown time zone {self.time_zone!r}", ("time_zone",)) from None
+        if self.schedule is not None and not (self.begin_at < self.schedule.draw_at <= self.end_at):
+            raise InvalidConfig("the draw time is within the activity's window", ("draw_at",))
+
+    @property
+    def kind(self) -> ActivityKind:
+        return ActivityKind.INSTANT if self.schedule is None else ActivityKind.SCHEDULED
 
     def is_open(self, now: datetime) -> bool:
         return self.state is ActivityState.RUNNING and self.begin_at <= now < self.end_at

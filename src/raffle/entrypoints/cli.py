@@ -27,7 +27,7 @@ from raffle.entrypoints.cli_profiles import profile
 from raffle.entrypoints.cli_route import route_command
 from raffle.entrypoints.cli_simulate import simulate_command
 from raffle.entrypoints.cli_users import user
-from raffle.entrypoints.cli_verify import verify_command
+from raffle.entrypoints.cli_verify import verify_command, verify_draw_command
 from raffle.entrypoints.demo_payments import start_simulator
 from raffle.service.campaigns import load_campaign
 from raffle.settings import Settings
@@ -46,6 +46,7 @@ main.add_command(route_command)
 main.add_command(deny)
 main.add_command(verify_command)
 main.add_command(audit)
+main.add_command(verify_draw_command)
 
 
 @main.command()

@@ -14,6 +14,7 @@ from raffle.bootstrap import Raffle
 from raffle.domain.receipts import BadReceipt, Receipt
 from raffle.entrypoints.cli_common import Stop, with_raffle
 from raffle.service.receipts import Verdict, verify
+from raffle.service.scheduled import verify_draw
 
 receipt_path = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -72,3 +73,32 @@ def _read(file: Path) -> Iterator[Receipt]:
             yield Receipt.from_json(item)
         except BadReceipt as error:
             raise Stop(f"{file}: receipt {n}: {error}") from None
+
+
+@click.command("verify-draw")
+@click.argument("activity_id", type=int)
+@click.argument("entrants", type=receipt_path)
+def verify_draw_command(activity_id: int, entrants: Path) -> None:
+    """Check a scheduled activity's winners: computed again from ENTRANTS (the entrant list
+    file, as `GET /api/admin/activities/{id}/entrants` gives it: its SHA-256 is the published
+    hash), the revealed seed and the published terms. Prints "matches" or what differs;
+    exits 1 if anything differs, 3 if the draw has not been made yet."""
+    listed = entrants.read_bytes()
+    said: list[str] = []
+    drawn = [True]
+
+    async def use(raffle: Raffle) -> None:
+        activity = await raffle.catalogue.activity(activity_id)
+        verdict = await verify_draw(activity, listed, uow=raffle.uow, catalogue=raffle.catalogue)
+        drawn[0] = verdict.drawn
+        said.extend(verdict.differs)
+
+    with_raffle(use)
+    if not drawn[0]:
+        click.echo(f"activity {activity_id}: not drawn yet, its seed is secret")
+        sys.exit(3)
+    for line in said:
+        click.echo(f"activity {activity_id}: differs: {line}")
+    if said:
+        sys.exit(1)
+    click.echo(f"activity {activity_id}: matches")

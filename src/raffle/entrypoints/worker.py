@@ -30,6 +30,7 @@ from raffle.service.prize_claims import Swept, expire_prizes
 from raffle.service.queued_drawing import TicketDrawer
 from raffle.service.queued_draws import republish
 from raffle.service.relay import compensate, relay
+from raffle.service.scheduled import Scheduler
 from raffle.service.stock_sync import sync_caps, sync_stock
 from raffle.service.stopping import stop_if_asked
 
@@ -50,7 +51,7 @@ class Parts:
 
     relay: bool = True
     consumers: bool = True
-    jobs: bool = True  # activity transitions, sweeps, compensation
+    jobs: bool = True  # activity transitions, scheduled draws, sweeps, compensation
 
 
 async def run(raffle: Raffle, parts: Parts = Parts(), *, fault: Fault = no_fault) -> None:
@@ -152,6 +153,9 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
     age = timedelta(seconds=raffle.settings.republish_after_seconds)
     compensate_every = max(1, int(age.total_seconds() / TICK_SECONDS / 4))
     swept: Swept = {}  # the prize-expiry job's progress
+    draws = Scheduler(
+        raffle.uow, raffle.catalogue, raffle.shards, raffle.clock, raffle.profiles, raffle.tags
+    )
 
     async def advancing() -> list[tuple[int, str]]:
         moved = await advance(raffle.uow, raffle.clock.now())
@@ -179,6 +183,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
     for tick in itertools.count():
         raffle.metrics.measure_pools(raffle.pools())
         await _job(raffle, "advance", advancing)
+        await _job(raffle, "scheduled_draws", draws.run)
         if compensating and tick % compensate_every == 0:
             await _job(raffle, "compensate", compensating_job)
             await _job(raffle, "republish_tickets", republishing)

@@ -246,6 +246,9 @@ async def _refuse_frozen_changes(campaign: Campaign, uow: UnitOfWork) -> None:
         if stored and stored.state in FROZEN and stored.caps != activity.caps:
             # Caps change outcomes and are published with the odds: frozen with them.
             raise FrozenOdds(f"activity {activity.id} is {stored.state}: its caps are fixed")
+        if stored and stored.state in FROZEN and stored.schedule != activity.schedule:
+            # Entrants entered on these terms, and the draw is checked against them.
+            raise FrozenOdds(f"activity {activity.id} is {stored.state}: its schedule is fixed")
     for p in campaign.participations:
         stored = await uow.activities.get(p.activity_id)
         if (

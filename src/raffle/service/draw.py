@@ -6,6 +6,7 @@ from raffle.domain.delivery import WON
 from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.quota import NoChances
 from raffle.domain.randomness import RandomSource
+from raffle.domain.scheduled import DrawsAtSetTime
 from raffle.service.catalogue import Catalogue
 from raffle.service.draw_checks import DrawChecks
 from raffle.service.fairness import SeedBook
@@ -75,6 +76,8 @@ async def draw(
     activity = await catalogue.activity(cmd.activity_id)
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
+    if activity.schedule is not None:
+        raise DrawsAtSetTime(f"activity {activity.id} picks its winners at its draw time: enter")
     if checks is not None:
         await checks.activity(activity, cmd.user_id)
     engine = await catalogue.engine(activity)

@@ -26,6 +26,7 @@ from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
 from raffle.adapters.sql.repositories.tickets import SqlTicketRepository
+from raffle.adapters.sql.repositories.scheduled import SqlScheduledDraws
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.tables.audit import config_audit
 from raffle.adapters.sql.transaction import TransactionScope
@@ -51,6 +52,7 @@ from raffle.service.ports.flash_sales import FlashSaleRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.tickets import TicketRepository
+from raffle.service.ports.scheduled import ScheduledDraws
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 
@@ -77,6 +79,7 @@ class SqlUnitOfWork(TransactionScope):
     audit: AuditLog
     tickets: TicketRepository
     flash_sales: FlashSaleRepository
+    scheduled: ScheduledDraws
 
     def _bind(self, connection: SqlConnection) -> None:
         self.awards = SqlAwardRepository(connection)
@@ -98,6 +101,7 @@ class SqlUnitOfWork(TransactionScope):
         self.audit = SqlAuditLog(connection, config_audit, CONFIG_CHAIN)
         self.tickets = SqlTicketRepository(connection)
         self.flash_sales = SqlFlashSaleRepository(connection)
+        self.scheduled = SqlScheduledDraws(connection)
 
 
 def create_engine(

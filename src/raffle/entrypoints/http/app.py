@@ -36,6 +36,7 @@ from raffle.entrypoints.http.routes import (
     prizes,
     profiles,
     route_trees,
+    scheduled,
     stock_warnings,
     switches,
     tags,
@@ -84,12 +85,11 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
     observe.install(app, raffle)  # outside Maintenance: its 503s are logged and counted too
     problems.install(app)
     openapi.install(app, draw.document)
+    # A player's entry next to the draws: operations are documented (and fuzzed) in this order.
     routers = (
-        player, auth, admin, policies, accounts, switches, tags, campaigns, engagement, prizes,
-        delivery, profiles, prize_pool, content, deny, join_codes, winners, payments, fairness,
-        audit,
-        tickets,
-        flash_sales,
+        player, scheduled, auth, admin, policies, accounts, switches, tags, campaigns,
+        engagement, prizes, delivery, profiles, prize_pool, content, deny, join_codes, winners,
+        payments, fairness, audit, tickets, flash_sales,
     )  # fmt: skip
     for module in (*routers, stock_warnings, pages, docs, health):
         app.include_router(module.router)

@@ -11,6 +11,7 @@ from raffle.domain.fairness import CLIENT_SEED_LENGTH, ServerSeed
 from raffle.domain.receipts import Receipt
 from raffle.entrypoints.http.bounds import Id
 from raffle.entrypoints.http.examples import WHEN, Example, examples_of
+from raffle.entrypoints.http.scheduled_schemas import ScheduledOut
 from raffle.service.fairness import Fairness
 from raffle.service.receipts import Verdict
 
@@ -140,6 +141,7 @@ class FairnessOut(BaseModel):
     current: SeedOut
     next: SeedOut
     revealed: list[SeedOut] = Field(description="Past periods' seeds, newest first.")
+    scheduled: ScheduledOut | None = Field(None, description="A scheduled activity's draw.")
 
     @classmethod
     def of(cls, activity_id: int, f: Fairness, now: datetime) -> FairnessOut:

@@ -82,6 +82,13 @@ from raffle.domain.quota import NoChances, SkuSoldOut
 from raffle.domain.rebates import InvalidBehaviour, NoRebateRule
 from raffle.domain.receipts import BadReceipt
 from raffle.domain.route_tree_checks import InvalidRouteTree
+from raffle.domain.scheduled import (
+    DrawsAtSetTime,
+    EntryClosed,
+    NotEntered,
+    NotFrozen,
+    NotScheduled,
+)
 from raffle.domain.switches import InvalidSwitch
 from raffle.domain.tags import InvalidTag, MalformedCondition, TagCycle, TagInUse, UnknownTag
 from raffle.domain.tickets import UnknownTicket
@@ -182,6 +189,7 @@ STATUS: dict[type[RaffleError], int] = {
     NoReceipt: 404,
     UnknownTicket: 404,
     UnknownSale: 404,
+    NotEntered: 404,
     # 409: the request conflicts with the current state
     NotFailed: 409,
     ActivityNotOpen: 409,
@@ -210,6 +218,10 @@ STATUS: dict[type[RaffleError], int] = {
     RefundNotFailed: 409,
     SaleExists: 409,
     SaleNotOpen: 409,
+    EntryClosed: 409,
+    NotScheduled: 409,
+    DrawsAtSetTime: 409,
+    NotFrozen: 409,
     # 413, 415: the upload too large, or of a format not read
     ImageTooLarge: 413,
     UnsupportedFormat: 415,

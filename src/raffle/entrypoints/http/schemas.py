@@ -25,6 +25,7 @@ from raffle.entrypoints.http.fairness_schemas import ReceiptOut
 from raffle.entrypoints.http.participation_schemas import PersonCapsIO
 from raffle.entrypoints.http.prize_pool_schemas import CardOut
 from raffle.entrypoints.http.prize_schemas import DeliveryOut
+from raffle.entrypoints.http.scheduled_schemas import ScheduleOut
 from raffle.service.activities import PublishedOdds, PublishedPrize
 from raffle.service.cap_counts import CapDrift
 from raffle.service.draw import DrawResult
@@ -113,6 +114,12 @@ class ActivityOut(BaseModel):
         description="A draw is answered `202` with a ticket, drawn in acceptance order "
         "(GET …/tickets/{ticket}).",
     )
+    kind: str = Field(
+        default="instant",
+        description="`instant` (draws until the prizes run out) or `scheduled` (entries until "
+        "the cutoff, winners picked at the draw time: `schedule`).",
+    )
+    schedule: ScheduleOut | None = None
 
     @classmethod
     def of(cls, a: Activity) -> ActivityOut:
@@ -120,7 +127,8 @@ class ActivityOut(BaseModel):
             id=a.id, name=a.name, description=a.description, state=a.state.value,
             begin_at=a.begin_at, end_at=a.end_at, time_zone=a.time_zone, strategy_id=a.strategy_id,
             caps=CapsOut.of(a.caps), join_code_required=a.join_code_required,
-            show_winning_list=a.winners_feed.value, queued=a.queued,
+            show_winning_list=a.winners_feed.value, queued=a.queued, kind=a.kind.value,
+            schedule=None if a.schedule is None else ScheduleOut.of(a.schedule),
         )  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
 from raffle.service.ports.tickets import TicketRepository
+from raffle.service.ports.scheduled import ScheduledDraws
 
 
 class AwardRepository(Protocol):
@@ -200,3 +201,4 @@ class UnitOfWork(Transaction, Protocol):
     audit: AuditLog  # the configuration's chain
     tickets: TicketRepository
     flash_sales: FlashSaleRepository
+    scheduled: ScheduledDraws

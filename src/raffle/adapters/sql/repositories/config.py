@@ -3,6 +3,7 @@ and the turns campaign loads take."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
@@ -15,6 +16,7 @@ from raffle.adapters.sql.tables import config as tables
 from raffle.domain.activity import Activity, ActivityState
 from raffle.domain.caps import Caps
 from raffle.domain.quota import QuotaPack, Sku
+from raffle.domain.scheduled import Schedule
 from raffle.domain.users import StatusChange, User, UserStatus
 from raffle.domain.winners_feed import FeedDisplay
 
@@ -40,6 +42,7 @@ class SqlActivityRepository:
             "join_code_required": activity.join_code_required,
             "show_winning_list": activity.winners_feed.value,
             "queued": activity.queued,
+            "schedule": _schedule_text(activity.schedule),
         }
         # Reloading a campaign file must not reset a running activity: once stored, the
         # state moves only through compare_and_set.
@@ -273,7 +276,31 @@ def _activity(row: Row[Any]) -> Activity:
         join_code_required=bool(row.join_code_required),
         winners_feed=FeedDisplay(row.show_winning_list),
         queued=bool(row.queued),
+        schedule=_schedule(row.schedule),
     )
+
+
+def _schedule_text(schedule: Schedule | None) -> str | None:
+    if schedule is None:
+        return None
+    s = schedule
+    data = {"draw_at": _utc(s.draw_at), "cutoff": _utc(s.cutoff),
+            "winners": s.winners, "per_person": s.per_person, "audience": s.audience}  # fmt: skip
+    return json.dumps(data, sort_keys=True)
+
+
+def _utc(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat()  # as the activity's window is stored
+
+
+def _schedule(text: str | None) -> Schedule | None:
+    if text is None:
+        return None
+    data = json.loads(text)
+    return Schedule(
+        datetime.fromisoformat(data["draw_at"]), datetime.fromisoformat(data["cutoff"]),
+        int(data["winners"]), int(data["per_person"]), data["audience"],
+    )  # fmt: skip
 
 
 def _sku(row: Row[Any]) -> Sku:

@@ -159,6 +159,10 @@ def queued_column() -> Column[bool]:
     """Whether draws are queued (domain `Activity.queued`), added by migration 0027:
     activities from before draw at once."""
     return Column("queued", Boolean, nullable=False, server_default=false())
+def schedule_column() -> Column[str]:
+    """A scheduled activity's schedule as JSON (domain `Schedule`; adapters/sql/schedules.py),
+    added by migration 0026: NULL, an instant draw, as every activity before."""
+    return Column("schedule", Text, nullable=True)
 
 
 def define_activity(
@@ -168,9 +172,12 @@ def define_activity(
     join_code: bool | None = None,
     feed: bool = True,
     queued: bool = True,
+    schedule: bool | None = None,
 ) -> Table:
     """Activities; as migration 0002 made them with `caps=False, feed=False, queued=False`
-    (`join_code` follows `caps` unless given: as 0015 left them with `join_code=False`)."""
+    (`join_code` follows `caps` unless given: as 0015 left them with `join_code=False`;
+    `schedule` follows `feed`)."""
+    schedule = feed if schedule is None else schedule
     join_code = caps if join_code is None else join_code
     return Table(
         "activity",
@@ -188,6 +195,7 @@ def define_activity(
         *([join_code_column()] if join_code else []),
         *([feed_column()] if feed else []),
         *([queued_column()] if queued else []),
+        *([schedule_column()] if schedule else []),
         Index(None, "strategy_id"),
         mysql_charset="utf8mb4",
     )

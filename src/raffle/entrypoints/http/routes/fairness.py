@@ -16,7 +16,8 @@ from raffle.entrypoints.http.fairness_schemas import (
     VerdictOut,
 )
 from raffle.entrypoints.http.problems import documented
-from raffle.service import fairness, receipts
+from raffle.entrypoints.http.scheduled_schemas import ScheduledOut
+from raffle.service import fairness, receipts, scheduled
 
 router = APIRouter()
 
@@ -24,11 +25,17 @@ router = APIRouter()
 @router.get("/api/activities/{activity_id}/fairness", tags=["player"], responses=documented(404))
 async def activity_fairness(activity_id: ActivityId, raffle: RaffleDep) -> FairnessOut:
     """The commitment (SHA-256) of the seed the activity's draws take now, the next one's,
-    and the seeds of the periods that are over. A seed is shown only once its period ends."""
+    and the seeds of the periods that are over. A seed is shown only once its period ends.
+    A scheduled activity's draw record too (`scheduled`: its seed's commitment, the frozen
+    entrant list's hash, the seed once drawn)."""
     now = raffle.clock.now()
     activity = await raffle.catalogue.activity(activity_id)
     found = await fairness.fairness(activity, seeds=raffle.seeds, uow=raffle.uow(), now=now)
-    return FairnessOut.of(activity_id, found, now)
+    out = FairnessOut.of(activity_id, found, now)
+    if activity.schedule is not None:
+        record = await scheduled.public_record(activity, uow=raffle.uow, catalogue=raffle.catalogue)
+        out.scheduled = ScheduledOut.of(record)
+    return out
 
 
 @router.get("/api/me/client-seed", tags=["player"], responses=documented(401))

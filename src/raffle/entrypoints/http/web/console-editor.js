@@ -155,6 +155,7 @@ export class Editor {
         ...timeFields(a, at),
         choice("Welcome pack", `${at}.welcome_pack`, a.welcome_pack, (v) => (a.welcome_pack = v), () => this.packChoices(), { optional: "none" })),
       capsFields(a, at),
+      scheduleFields(a, at),
       this.skus(a));
   }
 
@@ -263,6 +264,28 @@ function timeFields(a, at) {
     }
   };
   return [...times.map((t) => t.node), field("Time zone", `${at}.time_zone`, a.time_zone, rezone, { hint: "Asia/Shanghai" })];
+}
+
+// Kind `scheduled` (seed 000's draw at a set time, seed 004's platform draw): entries until
+// the cutoff (blank: 30 minutes before the draw), winners picked at the draw time. Instant
+// activities carry none of these fields: switching back drops them.
+const SCHEDULE_KEYS = ["draw_at", "cutoff", "winners_per_prize", "one_person_lottery_number", "audience"];
+
+function scheduleFields(a, at) {
+  const set = (key) => (v) => (v === undefined || v === "" ? delete a[key] : (a[key] = v));
+  const kind = choice("Kind", `${at}.kind`, a.kind ?? "instant", (v) => {
+    if (v === "instant") {
+      delete a.kind;
+      for (const key of SCHEDULE_KEYS) delete a[key];
+    } else a.kind = v;
+  }, () => [["instant", "instant (draw until the prizes run out)"], ["scheduled", "scheduled (entries, then a draw at a set time)"]], { read: String });
+  return h("div", { class: "row" },
+    kind,
+    field(`Draw at (${a.time_zone || "zone?"})`, `${at}.draw_at`, inZone(a.draw_at, a.time_zone), set("draw_at"), { hint: "2026-11-11T20:00:00+08:00" }),
+    field("Entries close", `${at}.cutoff`, inZone(a.cutoff, a.time_zone), set("cutoff"), { hint: "30 minutes before" }),
+    field("Winners per prize", `${at}.winners_per_prize`, a.winners_per_prize, set("winners_per_prize"), { type: "number", read: integer }),
+    field("Prizes a person", `${at}.one_person_lottery_number`, a.one_person_lottery_number, set("one_person_lottery_number"), { type: "number", read: integer, hint: "1" }),
+    field("Audience tag", `${at}.audience`, a.audience, set("audience"), { hint: "everyone" }));
 }
 
 function section(title, at, items, ...actions) {

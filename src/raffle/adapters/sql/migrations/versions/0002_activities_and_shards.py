@@ -45,7 +45,7 @@ def _tables() -> list[sa.Table]:
     users = tables.define_users(then, status=False)
     activity = tables.define_activity(
         then, caps=False, feed=False, queued=False
-    )  # 0015, 0024, 0027
+    )  # 0015, 0024, 0026, 0027
     return new_tables.of_revision([activity, *config, *users], shard)
 
 

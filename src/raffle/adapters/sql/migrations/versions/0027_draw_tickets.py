@@ -2,7 +2,7 @@
 (`tables.tickets`).
 
 Revision ID: 0027
-Revises: 0025
+Revises: 0026
 Create Date: 2026-11-25
 """
 
@@ -18,7 +18,7 @@ from raffle.adapters.sql.tables.config import queued_column
 from raffle.adapters.sql.tables.tickets import draw_ticket, ticket_queue
 
 revision: str = "0027"
-down_revision: str | Sequence[str] | None = "0025"
+down_revision: str | Sequence[str] | None = "0026"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
