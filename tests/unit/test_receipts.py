@@ -176,3 +176,12 @@ async def test_a_seed_read_again_unchanged_is_the_one_held_with_its_seals() -> N
     await book.rotate(activity, now)
     later = now + timedelta(seconds=5)
     assert (await book.current(activity, later)).period == first.period + 1
+
+
+async def test_a_trail_holding_what_no_draw_writes_is_named_not_a_crash() -> None:
+    rw = ReceiptWorld(rate="0.5")
+    receipt = (await rw.draw("alice")).receipt
+    assert receipt is not None
+    for odd in ([["out", 2, [{"x": 1}]]], [["cap", [[1]]]]):
+        data = {**receipt.to_json(), "trail": {"exhausted": [], "steps": odd}}
+        assert await rw.differences(Receipt.from_json(data)) == ["trail"]
