@@ -1,6 +1,7 @@
 """A player draws, opens the draw's receipt on the verify page: it waits while the seed is
 secret, and says it matches once an operator's rotation has revealed it; a receipt with a
-field changed is named, in English and in Chinese."""
+field changed is named, in English and in Chinese. A win shows on the ticker and its receipt
+matches after the reveal."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import json
 from playwright.sync_api import expect
 
 from tests.browser.conftest import DESKTOP, OpenTab, Server
-from tests.browser.player import draw, operator_headers, post, register
+from tests.browser.player import choose_activity, draw, operator_headers, post, register
+from tests.browser.test_winners_feed import load_capped
 
 DEMO = 100301
 
@@ -55,4 +57,30 @@ def test_the_verify_page_speaks_chinese(demo_server: Server, tab: OpenTab) -> No
     page.get_by_test_id("receipt").fill("{")
     page.get_by_test_id("check").click()
     expect(page.get_by_test_id("verdict")).to_have_text("这不是凭证：无法按 JSON 读取。")
+    assert opened.errors == []
+
+
+def test_a_win_on_the_ticker_matches_after_the_reveal(blank_server: Server, tab: OpenTab) -> None:
+    load_capped(blank_server, "ticker")  # examples/capped.yaml: every draw wins, a ticker
+    opened = tab(blank_server.url, DESKTOP)
+    page = opened.page
+    register(page, "winnie")
+    choose_activity(page, 1)
+    title = draw(page)
+    shown = page.get_by_test_id("winner")
+    expect(shown).to_have_count(1)
+    expect(shown).to_contain_text(f"w***e won {title}")
+    page.get_by_test_id("receipt-link").click()
+    verdict = page.get_by_test_id("verdict")
+    expect(verdict).to_have_attribute("data-verdict", "secret")
+    receipt = json.loads(page.get_by_test_id("receipt").input_value())
+    assert (receipt["activity_id"], receipt["nonce"]) == (1, 1)
+
+    rotated = post(
+        blank_server, "/api/admin/activities/1/fairness/rotate", operator_headers(blank_server)
+    )
+    assert rotated.status_code == 200, rotated.text
+    expect(verdict).to_have_attribute("data-verdict", "matches")
+    assert json.loads(page.get_by_test_id("receipt").input_value()) == receipt
+    opened.screenshot("verify-ticker-win-matches")
     assert opened.errors == []

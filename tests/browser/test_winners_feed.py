@@ -14,7 +14,8 @@ from tests.browser.test_console import log_in
 CAPPED = Path(__file__).parents[2] / "examples" / "capped.yaml"  # every draw wins; a ticker
 
 
-def _running(server: Server, display: str) -> None:
+def load_capped(server: Server, display: str) -> None:
+    """examples/capped.yaml loaded through the command line, running, its feed `display`."""
     text = CAPPED.read_text(encoding="utf-8")
     path = server.folder / "capped.yaml"
     running = text.replace("    welcome_pack: 1\n", "    state: running\n    welcome_pack: 1\n")
@@ -23,7 +24,7 @@ def _running(server: Server, display: str) -> None:
 
 
 def test_a_win_shows_on_the_ticker_masked(blank_server: Server, tab: OpenTab) -> None:
-    _running(blank_server, "ticker")
+    load_capped(blank_server, "ticker")
     other = tab(blank_server.url)
     register(other.page, "bystander")
     choose_activity(other.page, 1)
@@ -49,14 +50,14 @@ def test_a_win_shows_on_the_ticker_masked(blank_server: Server, tab: OpenTab) ->
 def test_a_hidden_feed_is_not_on_the_page_and_tiles_show_every_win(
     blank_server: Server, tab: OpenTab
 ) -> None:
-    _running(blank_server, "hidden")
+    load_capped(blank_server, "hidden")
     player = tab(blank_server.url)
     register(player.page, "tilda")
     choose_activity(player.page, 1)
     draw(player.page)
     expect(player.page.get_by_test_id("winners")).to_have_count(0)
 
-    _running(blank_server, "tiled")
+    load_capped(blank_server, "tiled")
     player.page.reload()
     choose_activity(player.page, 1)
     draw(player.page)
@@ -69,7 +70,7 @@ def test_a_hidden_feed_is_not_on_the_page_and_tiles_show_every_win(
 
 
 def test_an_operator_shows_the_feed_from_the_console(blank_server: Server, tab: OpenTab) -> None:
-    _running(blank_server, "hidden")
+    load_capped(blank_server, "hidden")
     console = tab(blank_server.url + "/console")
     log_in(console, blank_server.operator())
     console.page.get_by_role("tab", name="Campaign").click()

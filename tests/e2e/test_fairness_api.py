@@ -1,11 +1,14 @@
 """Verifiable draws over HTTP: a draw's receipt, the activity's commitments, a player's client
-seed, the public verifier before and after an operator's rotation; no seed in any answer or
-log line before its reveal."""
+seed, the public verifier before and after an operator's rotation; no seed in any answer of
+any route (anonymous, player, operator) nor in any log line before its reveal."""
 
 from __future__ import annotations
 
+import base64
 import io
 from datetime import UTC, datetime, timedelta
+
+import httpx
 
 from raffle.service.fairness import ROTATION_GRACE
 from tests.e2e.conftest import ACTIVITY, Api
@@ -121,3 +124,60 @@ async def test_bad_client_seeds_and_receipts_are_clear_problems_and_change_nothi
     assert (missing.status_code, missing.json()["code"]) == (404, "no_receipt")
     unauthenticated = await api.client.put("/api/me/client-seed", json={"client_seed": "x"})
     assert unauthenticated.status_code == 401
+
+
+PARAMETERS = {
+    "activity_id": str(ACTIVITY),
+    "user_id": "alice",
+    "name": "vip",
+    "pool": "codes",
+    "content_id": "1",
+    "image_id": "x",
+    "out_trade_no": "x",
+    "tree": "x",
+}
+
+
+async def test_no_answer_of_any_route_nor_log_line_holds_a_seed_before_its_reveal(
+    api: Api, server_log: io.StringIO
+) -> None:
+    clock = api.raffle.clock = Later()
+    answers: list[str] = []
+
+    async def kept(response: httpx.Response) -> None:
+        await response.aread()
+        answers.append(f"{response.headers}\n{response.text}")
+
+    api.client.event_hooks["response"].append(kept)
+    root, alice = await api.login("root", admin=True), await api.login("alice")
+    orders = [str((await _draw(api, alice))["order_id"]) for _ in range(3)]
+    spec = (await api.client.get("/openapi.json")).json()
+    paths = [path for path, operations in spec["paths"].items() if "get" in operations]
+    assert "/api/activities/{activity_id}/fairness" in paths
+
+    async def every_route() -> None:
+        values = {**PARAMETERS, "order_id": orders[0]}
+        for path in paths:
+            for headers in ({}, alice, root):
+                await api.client.get(path.format(**values), headers=headers)
+
+    await every_route()
+    mine = await api.client.get(f"/api/me/draws/{orders[0]}/receipt", headers=alice)
+    await api.client.post("/api/receipts/verify", json=mine.json())
+    async with api.raffle.uow() as uow:
+        current, following = await uow.seeds.upcoming(ACTIVITY, clock.now())
+    secrets = [s.secret.hex() for s in (current, following)]
+    secrets += [base64.b64encode(s.secret).decode() for s in (current, following)]
+    assert len(answers) > 3 * len(paths)
+    for secret in secrets:
+        assert not [a for a in answers if secret in a]
+        assert secret not in server_log.getvalue()
+
+    await api.client.post(f"/api/admin/activities/{ACTIVITY}/fairness/rotate", headers=root)
+    clock.ahead = ROTATION_GRACE
+    answers.clear()
+    await every_route()
+    revealed = [a for a in answers if current.secret.hex() in a]
+    assert revealed  # the grep finds a seed once it is out: the fairness page shows it
+    assert all(following.secret.hex() not in a for a in answers)  # the one now in force
+    assert following.secret.hex() not in server_log.getvalue()

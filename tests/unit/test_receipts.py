@@ -1,5 +1,6 @@
 import json
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -125,3 +126,62 @@ async def test_closing_an_activity_early_ends_its_period_and_reveals_the_seed() 
         receipt, config=rw.uow, catalogue=rw.w.catalogue, seeds=rw.seeds, now=after
     )
     assert (found.revealed, found.differs) == (True, ())
+
+
+async def test_receipts_issued_with_kept_seals_are_those_sealed_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from raffle.domain import receipts
+    from raffle.domain.receipts import sealed
+
+    monkeypatch.setattr(receipts, "KEPT_SEALS", 7)  # dropped and made again along the way
+    rw = ReceiptWorld(rate="0.3", stock=5, rules=RULES)
+    drawn = [(await rw.draw(u)).receipt for u in ("vip", "ann", "bob") * 6]
+    assert len({r.seals["order_id"] for r in drawn if r is not None}) == len(drawn)
+    for receipt in drawn:
+        assert receipt is not None
+        values = {n: getattr(receipt, n) for n in FIELDS}
+        assert receipt == sealed(rw.seed(receipt).secret, **values)
+        assert list(receipt.seals) == list(SEALED)
+        assert len(rw.seed(receipt).seals) <= 7
+
+
+def test_a_proofs_text_is_its_canonical_json_and_reads_back() -> None:
+    from raffle.domain.fairness import canonical
+    from raffle.domain.receipts import CAP, Proof, Trail
+
+    trails = [Trail(), Trail((2, 3)), Trail((), ((OUT, 2, (2,)), (CAP, "规则")))]
+    for client in ("lucky-7", 'q"uote\\', "0123456789abcdef"):
+        for listed in (False, True):
+            for trail in trails:
+                proof = Proof(12, client, listed, trail)
+                data: dict[str, Any] = {"p": 12, "c": client}
+                if listed:
+                    data["l"] = 1
+                if trail != Trail():
+                    data["t"] = trail.to_json()
+                assert proof.to_text() == canonical(data).decode()
+                assert Proof.from_text(proof.to_text()) == proof
+
+
+async def test_a_seed_read_again_unchanged_is_the_one_held_with_its_seals() -> None:
+    from raffle.service.fairness import SeedBook
+
+    rw = ReceiptWorld(rate="0.5")
+    book = SeedBook(rw.uow, ttl=0)  # reads its seeds again at every look
+    activity = await rw.w.catalogue.activity(1)
+    now = rw.w.clock.now()
+    first = await book.current(activity, now)
+    assert await book.current(activity, now) is first
+    await book.rotate(activity, now)
+    later = now + timedelta(seconds=5)
+    assert (await book.current(activity, later)).period == first.period + 1
+
+
+async def test_a_trail_holding_what_no_draw_writes_is_named_not_a_crash() -> None:
+    rw = ReceiptWorld(rate="0.5")
+    receipt = (await rw.draw("alice")).receipt
+    assert receipt is not None
+    for odd in ([["out", 2, [{"x": 1}]]], [["cap", [[1]]]]):
+        data = {**receipt.to_json(), "trail": {"exhausted": [], "steps": odd}}
+        assert await rw.differences(Receipt.from_json(data)) == ["trail"]

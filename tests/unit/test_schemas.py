@@ -42,3 +42,20 @@ def test_the_hand_built_draw_answer_is_pydantics_byte_for_byte() -> None:
             assert draw_json(result, award) == expected, (title, at, points)
             compared += 1
     assert compared == len(TITLES) * len(TIMES) * 5 * 2 * 2
+
+
+def test_the_hand_built_receipt_is_pydantics_byte_for_byte() -> None:
+    from raffle.domain.engine import Outcome
+    from raffle.domain.fairness import ServerSeed
+    from raffle.domain.receipts import CAP, OUT, Proof, Trail, issued
+
+    seed = ServerSeed(7, 3, bytes(32), TIMES[0], TIMES[0] + timedelta(days=1))
+    award = Award(9001, AwardKind.THANKS, "Thanks")
+    trails = [Trail(), Trail((2, 3)), Trail((5,), ((OUT, 2, (2, 5)), (CAP, '规则 "x"')))]
+    for client, listed, trail, points, rule in product(
+        ["lucky-7", 'q"uote\\ \u00e9'], [False, True], trails, [None, 0, -5], ["default", "规则"]
+    ):
+        proof = Proof(seed.period, client, listed, trail)
+        receipt = issued(seed, "ab" * 32, proof, "o-1", 4, Outcome(9001, rule, points))
+        result = DrawResult("o-1", 7, 9001, points, rule, 4, TIMES[0], receipt=receipt)
+        assert draw_json(result, award) == DrawOut.of(result, award).model_dump_json()

@@ -43,10 +43,14 @@ class ServerSeed:
     commitment: str = field(init=False, compare=False)  # computed once: every receipt has it
     # HMAC-SHA256 keyed with the seed, copied for each message: the key is set up once.
     mac: hmac.HMAC = field(init=False, repr=False, compare=False)
+    # The seals of receipt fields whose values repeat from draw to draw, by (field, value):
+    # each is made once under this seed (receipts.issued).
+    seals: dict[tuple[str, Any], str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "commitment", commitment(self.secret))
         object.__setattr__(self, "mac", keyed(self.secret))
+        object.__setattr__(self, "seals", {})
 
     def revealed(self, now: datetime) -> bool:
         return now >= self.ends_at

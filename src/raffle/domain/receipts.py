@@ -6,6 +6,8 @@ import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from functools import lru_cache
+from json.encoder import encode_basestring
 from typing import Any
 
 from raffle.domain.awards import Award
@@ -17,6 +19,9 @@ from raffle.domain.strategy import Strategy
 
 CAP = "cap"  # a trail step: a cap refused the prize, the fallback was handed out (its rule)
 OUT = "out"  # a trail step: the prize's stock ran out as it was taken
+# Seals kept per seed (ServerSeed.seals) before they are dropped: a bound on memory, as every
+# player's client seed has one.
+KEPT_SEALS = 10_000
 
 
 class BadReceipt(RaffleError):
@@ -127,7 +132,18 @@ def _json(value: Any) -> bytes:
         return str(value).encode()
     if isinstance(value, str) and value.isascii() and value.isalnum():
         return b'"' + value.encode() + b'"'
+    if isinstance(value, Trail):
+        try:
+            return trail_text(value).encode()
+        except TypeError:  # unhashable: a receipt's trail may hold what no draw writes
+            pass
     return canonical(_plain(value))
+
+
+@lru_cache(maxsize=256)
+def trail_text(trail: Trail) -> str:
+    """canonical(trail.to_json()): draws in one state of the stock share their trail."""
+    return canonical(trail.to_json()).decode()
 
 
 def sealed(seed: bytes | hmac.HMAC, **values: Any) -> Receipt:
@@ -208,12 +224,11 @@ class Proof:
     trail: Trail
 
     def to_text(self) -> str:
-        data: dict[str, Any] = {"p": self.period, "c": self.client_seed}
-        if self.listed:
-            data["l"] = 1
-        if self.trail.exhausted or self.trail.steps:
-            data["t"] = self.trail.to_json()
-        return canonical(data).decode()
+        """Canonical JSON (sorted keys: c, l, p, t), written by hand: every draw writes one."""
+        listed = ',"l":1' if self.listed else ""
+        trail = self.trail
+        shown = f',"t":{trail_text(trail)}' if trail.exhausted or trail.steps else ""
+        return f'{{"c":{encode_basestring(self.client_seed)}{listed},"p":{self.period}{shown}}}'
 
     @classmethod
     def from_text(cls, text: str) -> Proof:
@@ -230,19 +245,28 @@ def issued(
     nonce: int,
     outcome: Outcome,
 ) -> Receipt:
-    """The receipt of a draw, sealed under its period's seed."""
-    return sealed(
-        seed.mac,
-        activity_id=seed.activity_id,
-        period=seed.period,
-        order_id=order_id,
-        nonce=nonce,
-        client_seed=proof.client_seed,
-        commitment=seed.commitment,
-        odds_hash=odds,
-        listed=proof.listed,
-        trail=proof.trail,
-        award_id=outcome.award_id,
-        points=outcome.points,
-        rule=outcome.rule,
-    )
+    """The receipt of a draw, sealed under its period's seed. Only the order id is new to
+    every draw: the seals of the other inputs are made once per seed and kept with it."""
+    seals = {
+        "activity_id": _kept(seed, "activity_id", seed.activity_id),
+        "period": _kept(seed, "period", seed.period),
+        "order_id": seal(seed.mac, "order_id", order_id),
+        "nonce": _kept(seed, "nonce", nonce),
+        "client_seed": _kept(seed, "client_seed", proof.client_seed),
+        "listed": _kept(seed, "listed", proof.listed),
+        "trail": _kept(seed, "trail", proof.trail),
+    }
+    return Receipt(
+        seed.activity_id, seed.period, order_id, nonce, proof.client_seed, seed.commitment, odds,
+        proof.listed, proof.trail, outcome.award_id, outcome.points, outcome.rule, seals,
+    )  # fmt: skip
+
+
+def _kept(seed: ServerSeed, name: str, value: Any) -> str:
+    """seal(seed, name, value), made once per seed and value."""
+    found = seed.seals.get((name, value))
+    if found is None:
+        if len(seed.seals) >= KEPT_SEALS:
+            seed.seals.clear()
+        found = seed.seals[name, value] = seal(seed.mac, name, value)
+    return found

@@ -74,8 +74,11 @@ class SeedBook:
         """The seed in force at `now` and the next one, both made (and so committed) if
         they were not yet."""
         async with self._uow() as uow:
-            upcoming = await ahead(uow, activity, now)
+            read = await ahead(uow, activity, now)
             await uow.commit()
+        # A seed read again unchanged stays the one held, with the seals made under it.
+        held = {s: s for s in self._seeds.get(activity.id, (0.0, ()))[1]}
+        upcoming = [held.get(s, s) for s in read]
         self._seeds[activity.id] = (time.monotonic() + self._ttl, upcoming)
         return upcoming
 
