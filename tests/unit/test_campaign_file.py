@@ -293,6 +293,8 @@ def test_an_activitys_queued_mode_is_read_and_written_back(tmp_path: Path, queue
     assert again.queued is queued
     (plain,) = read_campaign(write(tmp_path, CAPPED)).activities
     assert plain.queued is False
+
+
 SCHEDULED = """\
 activities:
   - id: 5

@@ -25,8 +25,8 @@ from raffle.adapters.sql.repositories.prize_images import SqlPrizeImageRepositor
 from raffle.adapters.sql.repositories.prizes import SqlCodePoolRepository
 from raffle.adapters.sql.repositories.profiles import SqlProfileRepository
 from raffle.adapters.sql.repositories.route_trees import SqlRouteTreeRepository
-from raffle.adapters.sql.repositories.tickets import SqlTicketRepository
 from raffle.adapters.sql.repositories.scheduled import SqlScheduledDraws
+from raffle.adapters.sql.repositories.tickets import SqlTicketRepository
 from raffle.adapters.sql.sqlite_setup import sqlite_listeners
 from raffle.adapters.sql.tables.audit import config_audit
 from raffle.adapters.sql.transaction import TransactionScope
@@ -51,8 +51,8 @@ from raffle.service.ports.fairness import SeedRepository
 from raffle.service.ports.flash_sales import FlashSaleRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
-from raffle.service.ports.tickets import TicketRepository
 from raffle.service.ports.scheduled import ScheduledDraws
+from raffle.service.ports.tickets import TicketRepository
 
 SQLITE_BUSY_MS = 5000  # how long a writer waits for another's lock before "database is locked"
 

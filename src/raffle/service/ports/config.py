@@ -23,8 +23,8 @@ from raffle.service.ports.flash_sales import FlashSaleRepository
 from raffle.service.ports.join_codes import JoinCodeRepository
 from raffle.service.ports.participation import ParticipationRepository
 from raffle.service.ports.route_trees import RouteTreeRepository
-from raffle.service.ports.tickets import TicketRepository
 from raffle.service.ports.scheduled import ScheduledDraws
+from raffle.service.ports.tickets import TicketRepository
 
 
 class AwardRepository(Protocol):

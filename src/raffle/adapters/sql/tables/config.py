@@ -159,6 +159,8 @@ def queued_column() -> Column[bool]:
     """Whether draws are queued (domain `Activity.queued`), added by migration 0027:
     activities from before draw at once."""
     return Column("queued", Boolean, nullable=False, server_default=false())
+
+
 def schedule_column() -> Column[str]:
     """A scheduled activity's schedule as JSON (domain `Schedule`; adapters/sql/schedules.py),
     added by migration 0026: NULL, an instant draw, as every activity before."""
