@@ -5,7 +5,7 @@ test's own, and whole raffles built on every backend."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -17,8 +17,10 @@ from raffle.bootstrap import Raffle, sql_shards
 from raffle.domain.campaign import Campaign
 from raffle.service.ports import Shards
 from raffle.settings import Settings
+from tests.conftest import unavailable
 from tests.integration.raffles import Build, SettableClock, wired
 from tests.integration.redis_clients import REDIS_KINDS, connected, redis_settings
+from tests.services import RedisServer, ServiceUnavailable
 
 SHARD_TABLES = 4  # user rows spread over several tables of one database
 
@@ -97,3 +99,18 @@ async def build(
     yield build
     for raffle in made:
         await raffle.close()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    """A Redis of the test's own, which it may stop, kill and start again (without
+    persistence: a restart loses everything)."""
+    try:
+        server = RedisServer()
+        server.start()
+    except ServiceUnavailable as error:
+        unavailable(str(error))
+    try:
+        yield server
+    finally:
+        server.close()

@@ -9,7 +9,7 @@ import contextlib
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -25,29 +25,15 @@ from raffle.domain.flash_sales import PURCHASED, Answer, Currency, Sale
 from raffle.service.ports import dead_letters
 from raffle.service.ports.flash_sales import Taking
 from raffle.settings import Settings
-from tests.conftest import MakeDatabaseUrl, unavailable
+from tests.conftest import MakeDatabaseUrl
 from tests.integration.delivery_world import fresh_queues
-from tests.services import RedisServer, ServiceUnavailable
+from tests.services import RedisServer
 
 SALE = 1818
 UNITS, USERS, REQUESTS, IN_FLIGHT = 100, 5_000, 20_000, 500
 RESOLVE_SECONDS = 30.0
 RETRY_SECONDS = 0.05  # a player's page asking again after a 503
 ARRIVAL_SECONDS = 0.002  # between players starting: all IN_FLIGHT of them within a second
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    """A Redis of this test's own, which it restarts (without persistence)."""
-    try:
-        server = RedisServer()
-        server.start()
-    except ServiceUnavailable as error:
-        unavailable(str(error))
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 def settings_for(**more: object) -> Settings:

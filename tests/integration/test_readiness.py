@@ -4,7 +4,7 @@ restart of the service."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -12,22 +12,8 @@ import pytest
 from raffle.bootstrap import bootstrap
 from raffle.entrypoints.http.app import create_app
 from raffle.settings import Settings
-from tests.conftest import MakeDatabaseUrl, unavailable
-from tests.services import LOOPBACK, RedisServer, ServiceUnavailable, free_port
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    """A Redis of this test's own, which it stops and starts again."""
-    try:
-        server = RedisServer()
-        server.start()
-    except ServiceUnavailable as error:
-        unavailable(str(error))
-    try:
-        yield server
-    finally:
-        server.close()
+from tests.conftest import MakeDatabaseUrl
+from tests.services import LOOPBACK, RedisServer, free_port
 
 
 @pytest.fixture
