@@ -24,8 +24,8 @@ export class ScheduledEntry {
   start(activity) {
     this.stop();
     if (activity?.kind !== "scheduled") return;
-    this.activity = activity;
-    this.seen = null; // the stage last shown
+    // `seen`: the stage last shown; `entrance` undefined until read, null if not entered.
+    Object.assign(this, { activity, record: null, entrance: undefined, seen: null });
     this.slot.hidden = false;
     this.read(++this.reads).catch((error) => this.onError(error));
   }
@@ -44,7 +44,9 @@ export class ScheduledEntry {
 
   async read(run) {
     const id = this.activity.id;
-    const [record, entrance] = await Promise.all([this.readRecord(id), this.readEntrance(id)]);
+    // One who had not entered by the cutoff never will: not asked again (a 404 each time).
+    const out = this.entrance === null && this.record && this.now() >= Date.parse(this.record.cutoff);
+    const [record, entrance] = await Promise.all([this.readRecord(id), out ? null : this.readEntrance(id)]);
     if (run !== this.reads) return;
     Object.assign(this, { record, entrance });
     this.render();
@@ -83,6 +85,7 @@ export class ScheduledEntry {
   tick(run) {
     if (run !== this.reads) return;
     const stage = this.stage();
+    if (stage === "drawn") return clearInterval(this.timer); // nothing more to come
     const due = stage === "open" ? this.record.cutoff : this.record.draw_at;
     const waiting = stage !== "drawn" && this.now() >= Date.parse(due);
     if (waiting && !this.polling && this.now() - (this.lastPoll ?? 0) >= POLL_MS) {
