@@ -94,6 +94,8 @@ class Settings(BaseSettings):
     queue_bound: int = Field(default=100_000, ge=1)
     queue_retry_seconds: int = Field(default=5, ge=1)
     queue_batch: int = Field(default=200, ge=1)
+    # Settled tickets (drawn or refused) are deleted this many days after their acceptance.
+    ticket_retention_days: float = Field(default=7.0, gt=0)
     # Operators' notices (stock warnings, stock zero: docs/stock-warnings.md) are POSTed to
     # this webhook, signed with the secret (Standard Webhooks, `whsec_` and base64); without
     # a URL they are logged. Both from the environment only, never from a file we ship.

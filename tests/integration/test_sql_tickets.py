@@ -1,5 +1,6 @@
 """Queued draws' tickets on each database: numbers without gaps under concurrent acceptances,
-the bound, keys, waiting tickets in order, settling, the stalled ones; migration 0027."""
+the bound, keys, waiting tickets in order, settling, the stalled ones, the sweep of old settled
+ones; migration 0027."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.tickets import Settled, Ticket, TicketState
+from raffle.service.queued_draws import sweep_tickets
 
 AT = datetime(2026, 11, 25, 6, tzinfo=UTC)
 
@@ -63,6 +65,40 @@ async def test_concurrent_acceptances_take_every_number_once_up_to_the_bound(
     assert {(t.activity_id, t.seq) for t in stalled} == {(1, 30), (2, 1)}
     # Settled, two places free up below the bound.
     assert await _accept(engine, 1, "u99", bound=30) == 31
+
+
+class Clock:
+    def now(self) -> datetime:
+        return AT + timedelta(days=8)
+
+
+async def test_the_sweep_deletes_settled_tickets_past_the_retention_a_batch_at_a_time(
+    engine: AsyncEngine,
+) -> None:
+    for n in range(7):
+        await _accept(engine, 1, f"u{n}")
+    async with SqlUnitOfWork(engine) as uow:
+        # Tickets 1-5 settled, 6 and 7 still queued.
+        await uow.tickets.settle(
+            1, [Settled(f"t1-{n}", n, TicketState.DRAWN, order_id=f"o{n}") for n in range(1, 5)]
+        )
+        await uow.tickets.settle(1, [Settled("t1-5", 5, TicketState.REFUSED, refusal="x")])
+        await uow.commit()
+
+    def config() -> SqlUnitOfWork:
+        return SqlUnitOfWork(engine)
+
+    # Accepted 8 days ago: kept for 9 days, none goes; for 7, the five settled go, 2 a batch.
+    assert await sweep_tickets(config, Clock(), keep=timedelta(days=9), batch=2) == 0
+    assert await sweep_tickets(config, Clock(), keep=timedelta(days=7), batch=2) == 5
+    async with SqlUnitOfWork(engine) as uow:
+        left = [await uow.tickets.get(f"t1-{n}") for n in range(1, 8)]
+        waiting = await uow.tickets.waiting(1, 10)
+        drawn = await uow.tickets.drawn_upto(1)
+    assert [t is None for t in left] == [True] * 5 + [False] * 2
+    assert [t.seq for t in waiting] == [6, 7]
+    assert drawn == 5  # the counter is untouched: numbers go on from where they were
+    assert await _accept(engine, 1, "u8") == 8
 
 
 async def test_0027_undoes_itself(database_url: str) -> None:

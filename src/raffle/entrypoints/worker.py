@@ -28,7 +28,7 @@ from raffle.service.delivery import Fault, deliver_together, give_up, no_fault
 from raffle.service.ports import Draw, DrawResult, dead_letters
 from raffle.service.prize_claims import Swept, expire_prizes
 from raffle.service.queued_drawing import TicketDrawer
-from raffle.service.queued_draws import republish
+from raffle.service.queued_draws import republish, sweep_tickets
 from raffle.service.relay import compensate, relay
 from raffle.service.scheduled import Scheduler
 from raffle.service.stock_sync import sync_caps, sync_stock
@@ -43,6 +43,7 @@ IDLE_SECONDS = 0.2  # the relay's pause when it found nothing to publish
 STOCK_SYNC_EVERY = 60  # ticks between runs of the stock-sync job
 EXPIRY_EVERY = 60  # ticks between runs of the prize-expiry job
 LEAK_AGE = timedelta(minutes=5)  # a claim without a win this old is no draw in flight
+TICKET_SWEEP_BATCH = 1000  # settled tickets deleted per transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +181,10 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
         expired = await raffle.sessions.delete_expired()
         return expired + await raffle.idempotency.delete_older(raffle.clock.now() - KEEP_KEYS)
 
+    async def sweeping_tickets() -> int:
+        keep = timedelta(days=raffle.settings.ticket_retention_days)
+        return await sweep_tickets(raffle.uow, raffle.clock, keep=keep, batch=TICKET_SWEEP_BATCH)
+
     for tick in itertools.count():
         raffle.metrics.measure_pools(raffle.pools())
         await _job(raffle, "advance", advancing)
@@ -191,6 +196,7 @@ async def _tick(raffle: Raffle, *, compensating: bool, fault: Fault) -> None:
             await _job(raffle, "stock_sync", lambda: _sync_stock(raffle))
         if tick % SWEEP_EVERY == 0:
             await _job(raffle, "sweep", sweeping)
+            await _job(raffle, "ticket_sweep", sweeping_tickets)
         if tick % EXPIRY_EVERY == 0:
             await _job(raffle, "prize_expiry", lambda: _expire_prizes(raffle, swept))
         await asyncio.sleep(TICK_SECONDS)

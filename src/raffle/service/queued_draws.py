@@ -151,3 +151,20 @@ async def republish(
         stalled: Sequence[Ticket] = await uow.tickets.stalled(now - age)
     answers = await broker.publish_many([wake_up(t, now) for t in stalled])
     return sum(answer is None for answer in answers)
+
+
+async def sweep_tickets(
+    config: Callable[[], UnitOfWork], clock: Clock, *, keep: timedelta, batch: int
+) -> int:
+    """Settled tickets (drawn or refused) accepted longer than `keep` ago deleted, `batch` a
+    transaction, until none is left; how many. Their draws stay in the orders: a deleted
+    ticket polled is `unknown_ticket`, and its Idempotency-Key is long expired."""
+    before = clock.now() - keep
+    gone = 0
+    while True:
+        async with config() as uow:
+            deleted = await uow.tickets.delete_settled(before, batch)
+            await uow.commit()
+        gone += deleted
+        if deleted < batch:
+            return gone

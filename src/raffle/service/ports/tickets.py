@@ -40,3 +40,8 @@ class TicketRepository(Protocol):
     async def stalled(self, before: datetime) -> Sequence[Ticket]:
         """Per activity with a ticket queued since before `before`, its last queued ticket."""
         ...
+
+    async def delete_settled(self, before: datetime, limit: int) -> int:
+        """Up to `limit` settled tickets (drawn or refused) accepted before `before` deleted;
+        how many."""
+        ...

@@ -10,7 +10,7 @@
 // fields labelled Name and Password and buttons "Log in" / "Register" (in English);
 // [data-testid=logout]; [data-testid=language] the language switch (a <select> of codes);
 // the activity chooser [data-testid=activity]; [data-testid=draw-reason] says why the draw
-// button is off. The board, engage and prizes modules list theirs.
+// button is off. The board, engage, prizes and scheduled modules list theirs.
 import { Problem, api, fail, h, notify, session } from "/web/api.js";
 import { Board, boardItems, tiers } from "/web/board.js";
 import { ContentShelf } from "/web/content.js";
@@ -19,6 +19,7 @@ import { Checkout } from "/web/payments.js";
 import { choose as chooseLanguage, language, list, offered, ownName, t } from "/web/i18n.js";
 import { MyPrizes } from "/web/my-prizes.js";
 import * as prizes from "/web/prizes.js";
+import { ScheduledEntry } from "/web/scheduled.js";
 import { WinnersFeed } from "/web/winners.js";
 
 const app = document.getElementById("app");
@@ -34,6 +35,8 @@ const checkout = new Checkout(handle, async (id) => {
   await checkout.orders(slots.orders).catch(handle);
 }, () => shelf.list().catch(handle));
 const feed = new WinnersFeed(handle);
+const scheduled = new ScheduledEntry((id) => state.mine?.prizes.find((p) => p.award_id === id)?.title ?? `#${id}`,
+  handle, () => refresh().catch(handle));
 let loads = 0;
 let drawing = false;
 let drawsFrom = 0; // after a 429, no draw before this time (ms): the wait the server gave
@@ -53,6 +56,7 @@ function showLogin(message = "") {
   shelf.stop();
   feed.stop();
   checkout.stop();
+  scheduled.stop();
   who.replaceChildren();
   notify(message, "error");
   const name = h("input", { id: "login-name", name: "name", autocomplete: "username", required: true });
@@ -116,7 +120,7 @@ async function showPlayer(user) {
       h("p", { class: "muted", id: "activity-about" })),
     feed.slot,
     h("section", { class: "card board-card", "data-testid": "board-panel" }, h("h2", {}, t("page.draw")),
-      board.grid, board.result,
+      board.grid, board.result, scheduled.slot,
       h("a", { id: "receipt-link", "data-testid": "receipt-link", hidden: true }),
       h("div", { id: "join-code" }),
       h("p", { class: "muted", "data-testid": "draw-reason", id: "draw-reason" }),
@@ -173,6 +177,7 @@ async function load(id) {
   renderShop();
   slots.odds.replaceChildren(prizes.oddsTable(odds));
   feed.start(odds.activity); // read again now: after a draw, its win shows at once
+  scheduled.start(odds.activity);
   await myPrizes.start(slots.prizes, new Map(state.activities.map((a) => [a.id, a.name])));
 }
 
@@ -193,7 +198,8 @@ function renderJoinCode() {
 function renderDrawButton() {
   const wait = Math.ceil((drawsFrom - Date.now()) / 1000);
   const noCode = state.activity.join_code_required && !state.held?.code;
-  const why = engage.whyNoDraw(state.activity, state.mine.account) ??
+  const atSetTime = state.activity.kind === "scheduled" ? t("scheduled.no_draw") : null;
+  const why = atSetTime ?? engage.whyNoDraw(state.activity, state.mine.account) ??
     (noCode ? t("problem.join_code_required") : null) ??
     (wait > 0 ? t("draw.wait", { n: wait }) : null);
   board.button.disabled = drawing || Boolean(why);
@@ -252,7 +258,10 @@ async function onDraw() {
 async function drawn(answer) {
   let now = answer;
   while (now.ticket !== undefined) {
-    if (now.state === "queued") await new Promise((done) => setTimeout(done, 1000));
+    if (now.state === "queued") {
+      document.getElementById("draw-reason").textContent = t("draw.queued", { n: now.position });
+      await new Promise((done) => setTimeout(done, 1000));
+    }
     now = await api(`/api/activities/${now.activity_id}/tickets/${now.ticket}`);
   }
   return now;
