@@ -26,6 +26,7 @@ from raffle.domain.users import RateLimited
 from raffle.service import points
 from raffle.service.deny_board import DenyBoard
 from raffle.service.deny_lists import screen
+from raffle.service.flash_delivery import deliver_sold
 from raffle.service.ids import message_id
 from raffle.service.news import follow, tell
 from raffle.service.ports import Broker, Clock, RateLimiter, Shards
@@ -189,6 +190,8 @@ class FlashSales:
             log.warning("flash sale %s: no unit left for %s", sale.id, purchase.order_id)
             if sale.paid_in_points:
                 await self._credit(purchase, sale)
+        elif not sale.paid_later:  # final at once: delivered now (a paid one when paid)
+            await deliver_sold(self.shards, sale, order_id, purchase.user_id, self.clock.now())
 
     async def _debit(self, purchase: Purchase, sale: Sale) -> bool:
         """False when the balance does not cover the price (nothing taken)."""
