@@ -16,6 +16,8 @@ from raffle.domain.flash_sales import (
     SOLD_CHANCES,
     Answer,
     Currency,
+    paid_for,
+    paying_for,
     record_id,
 )
 from raffle.service.deliverers import DeliveryContext
@@ -111,3 +113,9 @@ async def test_a_cents_order_waits_for_its_payment() -> None:
     assert await sales.result(1111, "alice") == "fs1111-alice-1"
     assert sales.shards.store.wins == {}  # type: ignore[attr-defined]
     consumer.cancel()
+
+
+def test_a_payment_order_names_a_flash_order_as_no_content_can_be_named() -> None:
+    assert paid_for(paying_for("fs1111-alice-1")) == "fs1111-alice-1"
+    assert paid_for("course-1") is None
+    assert paid_for("flash-course") is None

@@ -227,3 +227,24 @@ def sold_win(sale: Sale, order_id: str, user_id: str, at: datetime) -> Win | Non
 
 
 PURCHASED = "flash.purchased"  # the topic of purchases taken in the fast stock, to be ordered
+PAID = "flash.paid"  # the topic of an order's payment applied on the user's shard; key its id
+
+# A payment order (issue 15's) pays a flash sale's order when its content names the order so:
+# content ids are `[\w.-]`, so a colon never names a piece of content.
+PAYS_FOR = "flash:"
+
+
+def paying_for(order_id: str) -> str:
+    """What a payment order of the flash sale order `order_id` names as its content."""
+    return PAYS_FOR + order_id
+
+
+def paid_for(content_id: str) -> str | None:
+    """The flash sale order a payment order pays for; None when it pays for content."""
+    return content_id.removeprefix(PAYS_FOR) if content_id.startswith(PAYS_FOR) else None
+
+
+class NothingToPay(RaffleError):
+    """The user has no order of the sale waiting for payment (none, paid, or expired)."""
+
+    code = "nothing_to_pay"

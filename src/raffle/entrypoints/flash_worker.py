@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 from raffle.bootstrap import Raffle
-from raffle.domain.flash_sales import PURCHASED
+from raffle.domain.flash_sales import PAID, PURCHASED
+from raffle.service.flash_payments import settle_paid
 from raffle.service.ports import dead_letters
 
 Loop = Callable[[], Awaitable[None]]
@@ -26,6 +28,8 @@ def flash_loops(raffle: Raffle, *, consumers: bool, jobs: bool, job: Job) -> lis
         # A purchase answered "queued" is never dropped: past the delivery limit it waits
         # in its dead-letter queue, tried again there until the database takes it.
         loops.append(lambda: raffle.broker.consume(dead_letters(PURCHASED), flash.handle))
+        # An order's payment, applied on the user's shard: the order done, then delivered.
+        loops.append(lambda: raffle.broker.consume(PAID, partial(settle_paid, sales=flash)))
     if jobs:
 
         async def tick() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -19,6 +20,7 @@ from raffle.domain.flash_sales import (
     Purchase,
     Sale,
     SaleExists,
+    SaleOrder,
     UnknownSale,
 )
 from raffle.domain.points import InsufficientPoints
@@ -92,6 +94,8 @@ class FlashSales:
     limits: FlashLimits
     shards: Shards  # points accounts, for sales priced in points
     marks: SoldOutMarks = field(default_factory=SoldOutMarks)
+    # Before an unpaid order expires: its payment orders closed; False when one was paid.
+    unpaid: Callable[[SaleOrder], Awaitable[bool]] | None = None
     in_flight: int = 0
     _sales: dict[int, Sale] = field(default_factory=dict)  # sales are never edited
 
@@ -264,6 +268,8 @@ class FlashSales:
         now = self.clock.now()
         expired = 0
         for order in await self.store.overdue(now, EXPIRE_BATCH):
+            if self.unpaid is not None and not await self.unpaid(order):
+                continue  # paid: its payment's message makes it final
             if await self.store.expire(order, now):
                 expired += 1
                 await self._give_back(order.sale_id, order.user_id)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from raffle.domain.flash_sales import Answer, Purchase, Sale, SaleOrder
+from raffle.domain.flash_sales import Answer, OrderState, Purchase, Sale, SaleOrder
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +108,11 @@ class SaleStore(Protocol):
     async def expire(self, order: SaleOrder, now: datetime) -> bool:
         """Awaiting payment → expired, its unit back in the sale's stock, in one
         transaction; False when it was no longer awaiting payment."""
+        ...
+
+    async def pay(self, order: SaleOrder, now: datetime) -> OrderState | None:
+        """Awaiting payment → done; the order's state after (DONE also when paid before),
+        None when there is no such order."""
         ...
 
     async def counts(self, sale_id: int) -> dict[str, int]:
