@@ -418,6 +418,7 @@ def _flash(raffle: Raffle, store: SqlFlashSales) -> FlashSales:
         queue_bound=settings.flash_queue_bound,
         payment_window=timedelta(minutes=settings.flash_payment_minutes),
         settle=timedelta(seconds=settings.flash_settle_seconds),
+        stray=timedelta(seconds=settings.flash_stray_seconds),
     )
     return FlashSales(
         store=store,

@@ -11,6 +11,7 @@ from functools import partial
 from raffle.bootstrap import Raffle
 from raffle.domain.flash_sales import PAID, PURCHASED
 from raffle.service.flash_payments import settle_paid
+from raffle.service.flash_strays import Strays, reconcile
 from raffle.service.ports import dead_letters
 
 Loop = Callable[[], Awaitable[None]]
@@ -31,11 +32,13 @@ def flash_loops(raffle: Raffle, *, consumers: bool, jobs: bool, job: Job) -> lis
         # An order's payment, applied on the user's shard: the order done, then delivered.
         loops.append(lambda: raffle.broker.consume(PAID, partial(settle_paid, sales=flash)))
     if jobs:
+        strays = Strays()
 
         async def tick() -> None:
             for n in itertools.count():
                 if n % PREPARE_EVERY == 0:
                     await job(raffle, "flash_prepare", flash.prepare)
+                    await job(raffle, "flash_strays", partial(reconcile, flash, strays))
                 await job(raffle, "flash_expiry", flash.expire)
                 await asyncio.sleep(TICK_SECONDS)
 

@@ -55,6 +55,7 @@ class FlashLimits:
     queue_bound: int  # purchases a process has published and not yet seen confirmed
     payment_window: timedelta  # an order priced in cents is paid within it, or expires
     settle: timedelta  # after a load, how long purchases queued before it may still arrive
+    stray: timedelta = timedelta(minutes=5)  # a unit taken, not ordered: given back after it
 
 
 @dataclass(slots=True)
@@ -283,6 +284,10 @@ class FlashSales:
 
     async def _give_back(self, sale_id: int, user_id: str) -> None:
         await self.stock.give_back(sale_id, user_id)
+        await self.came_back()
+
+    async def came_back(self) -> None:
+        """Units came back to a sale: every process's sold-out marks clear."""
         self.marks.clear()
         await tell(self.news, self.marks.generation)
 

@@ -49,6 +49,15 @@ class SaleStock(Protocol):
         """A unit of the user's returns to the sale; False when the sale is not loaded."""
         ...
 
+    async def give_back_stray(self, sale_id: int, user_id: str, seen: Holding, units: int) -> bool:
+        """`units` of the user's back to the sale if their count is still `seen` (held and
+        seq); False, nothing changed, when it moved meanwhile or the sale is not loaded."""
+        ...
+
+    async def holders(self, sale_id: int) -> dict[str, Holding] | None:
+        """Every user's holding, or None when the sale is not loaded."""
+        ...
+
     async def left(self, sale_id: int) -> int | None:
         """Units left, or None when the sale is not loaded."""
         ...
