@@ -77,7 +77,8 @@ async function onBuy() {
     const { path } = await api(`/api/flash-sales/${saleId}/path`, { method: "POST", json: { challenge: asked.challenge, answer } });
     const bought = await api(`/api/flash-sales/${saleId}/${path}/purchase`, { method: "POST" });
     if (bought.status === "queued") await follow();
-    else say(bought.status, t(`flash.${bought.status}`));
+    else if (bought.status === "sold_out") say("sold_out", t("flash.sold_out"));
+    else say("already_bought", t("flash.already_bought"));
   } catch (error) {
     say("failed", "");
     fail(error);
