@@ -1,5 +1,5 @@
-"""The worker's flash sale parts: the purchases' consumer and the jobs (loading sales into the
-fast stock, expiring unpaid orders)."""
+"""The worker's flash sale parts: the purchases' and payments' consumers and the jobs (loading
+sales into the fast stock, expiring unpaid orders, giving strays back)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,11 @@ def flash_loops(raffle: Raffle, *, consumers: bool, jobs: bool, job: Job) -> lis
         # A purchase answered "queued" is never dropped: past the delivery limit it waits
         # in its dead-letter queue, tried again there until the database takes it.
         loops.append(lambda: raffle.broker.consume(dead_letters(PURCHASED), flash.handle))
-        # An order's payment, applied on the user's shard: the order done, then delivered.
-        loops.append(lambda: raffle.broker.consume(PAID, partial(settle_paid, sales=flash)))
+        # An order's payment, applied on the user's shard: the order done, then delivered;
+        # never dropped either (the payment is taken).
+        paid = partial(settle_paid, sales=flash)
+        loops.append(lambda: raffle.broker.consume(PAID, paid))
+        loops.append(lambda: raffle.broker.consume(dead_letters(PAID), paid))
     if jobs:
         strays = Strays()
 
