@@ -64,12 +64,13 @@ from raffle.adapters.switch_news import (
 from raffle.adapters.tag_language import RuleEngineLanguage
 from raffle.domain.delivery import WON
 from raffle.domain.flash_gate import FlashGate
-from raffle.domain.flash_sales import PURCHASED
+from raffle.domain.flash_sales import PAID, PURCHASED
 from raffle.domain.payments import NOTIFIED
 from raffle.domain.profiles import Profile
 from raffle.domain.randomness import RandomSource
 from raffle.domain.switches import LIMITS, Switches
 from raffle.domain.tickets import QUEUED
+from raffle.service import flash_payments
 from raffle.service.audience import TagBoard
 from raffle.service.blocking import Blocking
 from raffle.service.cap_counts import cap_limits, room_left
@@ -165,6 +166,8 @@ class Raffle:
         )
         self.seeds = SeedBook(self.uow, ttl=min(self.settings.catalogue_ttl_seconds, 1.0))
         self.flash = _flash(self, SqlFlashSales(self.engines[0]))
+        if self.gateway is not None and self.qr_codes is not None:
+            self.flash.unpaid = partial(flash_payments.unpaid, ctx=self.payments())
 
     def uow(self) -> UnitOfWork:
         return SqlUnitOfWork(self.engines[0])
@@ -415,6 +418,7 @@ def _flash(raffle: Raffle, store: SqlFlashSales) -> FlashSales:
         queue_bound=settings.flash_queue_bound,
         payment_window=timedelta(minutes=settings.flash_payment_minutes),
         settle=timedelta(seconds=settings.flash_settle_seconds),
+        stray=timedelta(seconds=settings.flash_stray_seconds),
     )
     return FlashSales(
         store=store,
@@ -437,7 +441,7 @@ def _broker(settings: Settings) -> Broker:
         return MemoryBroker(attempts=attempts, timeout=timeout)
     return RabbitBroker(
         settings.broker_url,
-        topics=[WON, NOTIFIED, QUEUED, PURCHASED],
+        topics=[WON, NOTIFIED, QUEUED, PURCHASED, PAID],
         attempts=attempts,
         timeout=timeout,
         in_order=[QUEUED],

@@ -141,6 +141,9 @@ class Settings(BaseSettings):
     # After Redis lost a sale and it was loaded again from the orders, a purchase with no
     # order yet polls as queued this long: one queued before the loss may still arrive.
     flash_settle_seconds: int = 60
+    # A unit taken in the fast stock with no order nor refusal this long is given back: longer
+    # than a purchase waits in a queue whose consumers are down, so none told "queued" loses.
+    flash_stray_seconds: int = 300
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod

@@ -17,7 +17,7 @@ from raffle.domain.awards import Award, AwardKind
 from raffle.domain.campaign import Campaign
 from raffle.domain.delivery import WON
 from raffle.domain.draws import WinState
-from raffle.domain.flash_sales import PURCHASED
+from raffle.domain.flash_sales import PAID, PURCHASED
 from raffle.domain.payments import NOTIFIED
 from raffle.domain.quota import QuotaPack, Sku
 from raffle.domain.strategy import Exhaustion, Fallback, Strategy, StrategyPrize
@@ -70,7 +70,7 @@ async def fresh_queues(url: str) -> None:
     connection = await connect(url)
     async with connection:
         channel = await connection.channel()
-        for topic in (WON, NOTIFIED, QUEUED, PURCHASED):
+        for topic in (WON, NOTIFIED, QUEUED, PURCHASED, PAID):
             for name in (topic, dead_letters(topic)):
                 await channel.queue_delete(name)
 

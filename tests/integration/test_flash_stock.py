@@ -94,3 +94,20 @@ async def test_many_buyers_at_once_take_exactly_the_stock_once_each(stock: SaleS
     assert len(queued) == 100
     assert len(set(queued)) == 100
     assert await stock.left(s) == 0
+
+
+async def test_a_stray_comes_back_only_while_its_count_is_the_one_seen(stock: SaleStock) -> None:
+    s = sale_id()
+    assert await stock.holders(s) is None
+    assert not await stock.give_back_stray(s, "alice", Holding(1, 1), 1)
+    await stock.load(s, 3, {"bob": Holding(1, 2)}, AT)
+    await stock.take(s, "alice", 2, next_attempt())
+    await stock.take(s, "alice", 2, next_attempt())
+    assert await stock.holders(s) == {"alice": Holding(2, 2), "bob": Holding(1, 2)}
+    assert not await stock.give_back_stray(s, "alice", Holding(1, 1), 1)  # an old picture
+    assert await stock.left(s) == 1
+    assert await stock.give_back_stray(s, "alice", Holding(2, 2), 2)
+    assert await stock.holders(s) == {"alice": Holding(0, 2), "bob": Holding(1, 2)}
+    assert await stock.left(s) == 3
+    assert not await stock.give_back_stray(s, "alice", Holding(2, 2), 2)  # once only
+    assert await stock.left(s) == 3

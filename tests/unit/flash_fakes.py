@@ -105,6 +105,14 @@ class FakeSaleStore:
         self.sold[order.sale_id] -= 1
         return True
 
+    async def pay(self, order: SaleOrder, now: datetime) -> OrderState | None:
+        key = (order.sale_id, order.user_id, order.seq)
+        if (found := self.orders.get(key)) is None:
+            return None
+        if found.state is OrderState.AWAITING_PAYMENT:
+            self.orders[key] = found = replace(found, state=OrderState.DONE)
+        return found.state
+
     async def counts(self, sale_id: int) -> dict[str, int]:
         found: dict[str, int] = {}
         for o in self.orders.values():

@@ -66,6 +66,23 @@ local seq = redis.call('HGET', KEYS[2], 's:' .. ARGV[1]) or '0'
 return {tonumber(held), tonumber(seq), redis.call('HGET', KEYS[2], 'at') or '0'}
 """)
 
+# A stray's units back only if the user's count is still what the reconciliation saw: a take
+# or a give-back meanwhile means the picture is old, and nothing is done.
+_GIVE_BACK_STRAY = LuaScript("""
+if not redis.call('GET', KEYS[1]) then return 0 end
+local held = tonumber(redis.call('HGET', KEYS[2], 'h:' .. ARGV[1]) or '0')
+local seq = tonumber(redis.call('HGET', KEYS[2], 's:' .. ARGV[1]) or '0')
+if held ~= tonumber(ARGV[2]) or seq ~= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[2], 'h:' .. ARGV[1], held - tonumber(ARGV[4]))
+redis.call('INCRBY', KEYS[1], ARGV[4])
+return 1
+""")
+
+_HOLDERS = LuaScript("""
+if not redis.call('GET', KEYS[1]) then return {0} end
+return {1, redis.call('HGETALL', KEYS[2])}
+""")
+
 NOT_LOADED = -2
 
 
@@ -113,6 +130,24 @@ class RedisSaleStock:
             return bool(await self._commands.run(_GIVE_BACK, _keys(sale_id), [user_id]))
         except RedisError as error:
             raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
+
+    async def give_back_stray(self, sale_id: int, user_id: str, seen: Holding, units: int) -> bool:
+        args: list[Arg] = [user_id, seen.held, seen.seq, units]
+        try:
+            return bool(await self._commands.run(_GIVE_BACK_STRAY, _keys(sale_id), args))
+        except RedisError as error:
+            raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
+
+    async def holders(self, sale_id: int) -> dict[str, Holding] | None:
+        found = await self._commands.run(_HOLDERS, _keys(sale_id), [])
+        if not found[0]:
+            return None
+        fields = [f.decode() if isinstance(f, bytes) else str(f) for f in found[1]]
+        counts: dict[str, list[int]] = {}
+        for name, value in zip(fields[::2], fields[1::2], strict=True):
+            if name[:2] in ("h:", "s:"):
+                counts.setdefault(name[2:], [0, 0])[name[0] == "s"] = int(value)
+        return {user: Holding(held, seq) for user, (held, seq) in counts.items()}
 
     async def left(self, sale_id: int) -> int | None:
         found = await self._commands.execute("GET", _keys(sale_id)[0])
@@ -170,6 +205,20 @@ class MemorySaleStock:
         holders[user_id] = Holding(max(mine.held - 1, 0), mine.seq)
         self._left[sale_id] += 1
         return True
+
+    async def give_back_stray(self, sale_id: int, user_id: str, seen: Holding, units: int) -> bool:
+        if sale_id not in self._left:
+            return False
+        mine = self._holders[sale_id].get(user_id, Holding(0, 0))
+        if (mine.held, mine.seq) != (seen.held, seen.seq):
+            return False
+        self._holders[sale_id][user_id] = Holding(mine.held - units, mine.seq)
+        self._left[sale_id] += units
+        return True
+
+    async def holders(self, sale_id: int) -> dict[str, Holding] | None:
+        found = self._holders.get(sale_id)
+        return None if found is None else dict(found)
 
     async def left(self, sale_id: int) -> int | None:
         return self._left.get(sale_id)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import IntEnum, StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from raffle.domain.draws import Win
 from raffle.domain.errors import InvalidFields, RaffleError
 
 NAME_MAX = 120
@@ -196,4 +198,53 @@ class SaleOrder:
         )
 
 
+# The rule of an award record delivering what a sale sold (sold, not drawn): a prize kind
+# (its award_id the award), or a SKU's chances (its award_id the SKU, as no award names it).
+SOLD_AWARD = "flash_award"
+SOLD_CHANCES = "flash_chances"
+RECORD_ID_MAX = 32  # award records, deliveries and their effects are keyed by 32 characters
+
+
+def record_id(order_id: str) -> str:
+    """The key of the award record delivering a sale's order: the order id when it fits,
+    else a digest of it (long user ids), the same on every redelivery."""
+    if len(order_id) <= RECORD_ID_MAX:
+        return order_id
+    return "fs" + hashlib.sha256(order_id.encode()).hexdigest()[: RECORD_ID_MAX - 2]
+
+
+def sold_win(sale: Sale, order_id: str, user_id: str, at: datetime) -> Win | None:
+    """The award record that delivers what an order of `sale` bought, once the order is
+    final; None when the sale sells the item itself (nothing to deliver here)."""
+    if sale.sku is not None:
+        rule, thing = SOLD_CHANCES, sale.sku
+    elif sale.award_id is not None:
+        rule, thing = SOLD_AWARD, sale.award_id
+    else:
+        return None
+    # Not drawn in an activity's strategy: 0 for both keeps it out of prize counts.
+    return Win(record_id(order_id), user_id, 0, 0, thing, None, rule, at)
+
+
 PURCHASED = "flash.purchased"  # the topic of purchases taken in the fast stock, to be ordered
+PAID = "flash.paid"  # the topic of an order's payment applied on the user's shard; key its id
+
+# A payment order (issue 15's) pays a flash sale's order when its content names the order so:
+# content ids are `[\w.-]`, so a colon never names a piece of content.
+PAYS_FOR = "flash:"
+
+
+def paying_for(order_id: str) -> str:
+    """What a payment order of the flash sale order `order_id` names as its content."""
+    return PAYS_FOR + order_id
+
+
+def paid_for(content_id: str) -> str | None:
+    """The flash sale order a payment order pays for; None when it pays for content."""
+    return content_id.removeprefix(PAYS_FOR) if content_id.startswith(PAYS_FOR) else None
+
+
+class NothingToPay(RaffleError):
+    """The user has no order of the sale waiting for payment (none, paid, or expired)."""
+
+    code = "nothing_to_pay"

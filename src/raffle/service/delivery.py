@@ -9,10 +9,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from raffle.domain.awards import AwardKind
+from raffle.domain.awards import Award, AwardKind
 from raffle.domain.delivery import WON, Grant, NotDeliverable, NotFailed, UnknownWin
 from raffle.domain.draws import DeliveryError, OutboxMessage, Win, WinState
 from raffle.domain.errors import RaffleError
+from raffle.domain.flash_sales import SOLD_CHANCES
 from raffle.service import ids
 from raffle.service.audit import record
 from raffle.service.deliverers import (
@@ -239,6 +240,7 @@ def won_message(win: Win, now: datetime) -> OutboxMessage:
         "award_id": win.award_id,
         "points": win.points,
         "created_at": win.created_at.isoformat(),
+        "rule": win.rule,
     }
     return OutboxMessage(ids.message_id(), WON, win.order_id, json.dumps(payload), now)
 
@@ -282,7 +284,10 @@ async def _grant(message: OutboxMessage, ctx: DeliveryContext) -> Grant:
         won_at = datetime.fromisoformat(won["created_at"])
     except (ValueError, KeyError, TypeError) as error:
         raise NotDeliverable(f"message {message.message_id} is malformed: {error!r}") from None
-    award = (await ctx.catalogue.awards()).get(award_id)
+    if won.get("rule") == SOLD_CHANCES:  # a flash sale's SKU: no award names its chances
+        award: Award | None = Award(award_id, AwardKind.CHANCES, f"SKU {award_id}", str(award_id))
+    else:
+        award = (await ctx.catalogue.awards()).get(award_id)
     if award is None:
         raise NotDeliverable(f"award {award_id} does not exist")
     order_id, user_id, activity_id = grant_fields

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -19,6 +20,7 @@ from raffle.domain.flash_sales import (
     Purchase,
     Sale,
     SaleExists,
+    SaleOrder,
     UnknownSale,
 )
 from raffle.domain.points import InsufficientPoints
@@ -26,6 +28,7 @@ from raffle.domain.users import RateLimited
 from raffle.service import points
 from raffle.service.deny_board import DenyBoard
 from raffle.service.deny_lists import screen
+from raffle.service.flash_delivery import deliver_sold
 from raffle.service.ids import message_id
 from raffle.service.news import follow, tell
 from raffle.service.ports import Broker, Clock, RateLimiter, Shards
@@ -52,6 +55,7 @@ class FlashLimits:
     queue_bound: int  # purchases a process has published and not yet seen confirmed
     payment_window: timedelta  # an order priced in cents is paid within it, or expires
     settle: timedelta  # after a load, how long purchases queued before it may still arrive
+    stray: timedelta = timedelta(minutes=5)  # a unit taken, not ordered: given back after it
 
 
 @dataclass(slots=True)
@@ -91,6 +95,8 @@ class FlashSales:
     limits: FlashLimits
     shards: Shards  # points accounts, for sales priced in points
     marks: SoldOutMarks = field(default_factory=SoldOutMarks)
+    # Before an unpaid order expires: its payment orders closed; False when one was paid.
+    unpaid: Callable[[SaleOrder], Awaitable[bool]] | None = None
     in_flight: int = 0
     _sales: dict[int, Sale] = field(default_factory=dict)  # sales are never edited
 
@@ -189,6 +195,8 @@ class FlashSales:
             log.warning("flash sale %s: no unit left for %s", sale.id, purchase.order_id)
             if sale.paid_in_points:
                 await self._credit(purchase, sale)
+        elif not sale.paid_later:  # final at once: delivered now (a paid one when paid)
+            await deliver_sold(self.shards, sale, order_id, purchase.user_id, self.clock.now())
 
     async def _debit(self, purchase: Purchase, sale: Sale) -> bool:
         """False when the balance does not cover the price (nothing taken)."""
@@ -261,6 +269,8 @@ class FlashSales:
         now = self.clock.now()
         expired = 0
         for order in await self.store.overdue(now, EXPIRE_BATCH):
+            if self.unpaid is not None and not await self.unpaid(order):
+                continue  # paid: its payment's message makes it final
             if await self.store.expire(order, now):
                 expired += 1
                 await self._give_back(order.sale_id, order.user_id)
@@ -274,6 +284,10 @@ class FlashSales:
 
     async def _give_back(self, sale_id: int, user_id: str) -> None:
         await self.stock.give_back(sale_id, user_id)
+        await self.came_back()
+
+    async def came_back(self) -> None:
+        """Units came back to a sale: every process's sold-out marks clear."""
         self.marks.clear()
         await tell(self.news, self.marks.generation)
 

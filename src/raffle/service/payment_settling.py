@@ -21,6 +21,7 @@ from raffle.domain.payments import (
     UnknownPayment,
     outcome,
 )
+from raffle.service import flash_payments
 from raffle.service.audit import record
 from raffle.service.contention import retried
 from raffle.service.effects import grant_access
@@ -84,8 +85,9 @@ async def _apply(
     await record(uow.audit, kind, trade_no, now, details=_paid(payment))
     if does is Outcome.PAY:
         await ctx.fault("payment.paid")
-        grant = AccessGrant(order.user_id, order.content_id, order.out_trade_no, now)
-        await grant_access(uow, grant)
+        if not await flash_payments.applied(uow, order, now):  # else it pays content
+            grant = AccessGrant(order.user_id, order.content_id, order.out_trade_no, now)
+            await grant_access(uow, grant)
     return payment, new
 
 

@@ -40,6 +40,7 @@ from raffle.domain.flash_sales import (
     BadPath,
     ChallengeExpired,
     InvalidSale,
+    NothingToPay,
     PathExpired,
     SaleExists,
     SaleNotOpen,
@@ -222,6 +223,7 @@ STATUS: dict[type[RaffleError], int] = {
     NotScheduled: 409,
     DrawsAtSetTime: 409,
     NotFrozen: 409,
+    NothingToPay: 409,
     # 413, 415: the upload too large, or of a format not read
     ImageTooLarge: 413,
     UnsupportedFormat: 415,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from raffle.domain.flash_sales import Answer, Purchase, Sale, SaleOrder
+from raffle.domain.flash_sales import Answer, OrderState, Purchase, Sale, SaleOrder
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,15 @@ class SaleStock(Protocol):
 
     async def give_back(self, sale_id: int, user_id: str) -> bool:
         """A unit of the user's returns to the sale; False when the sale is not loaded."""
+        ...
+
+    async def give_back_stray(self, sale_id: int, user_id: str, seen: Holding, units: int) -> bool:
+        """`units` of the user's back to the sale if their count is still `seen` (held and
+        seq); False, nothing changed, when it moved meanwhile or the sale is not loaded."""
+        ...
+
+    async def holders(self, sale_id: int) -> dict[str, Holding] | None:
+        """Every user's holding, or None when the sale is not loaded."""
         ...
 
     async def left(self, sale_id: int) -> int | None:
@@ -108,6 +117,11 @@ class SaleStore(Protocol):
     async def expire(self, order: SaleOrder, now: datetime) -> bool:
         """Awaiting payment → expired, its unit back in the sale's stock, in one
         transaction; False when it was no longer awaiting payment."""
+        ...
+
+    async def pay(self, order: SaleOrder, now: datetime) -> OrderState | None:
+        """Awaiting payment → done; the order's state after (DONE also when paid before),
+        None when there is no such order."""
         ...
 
     async def counts(self, sale_id: int) -> dict[str, int]:

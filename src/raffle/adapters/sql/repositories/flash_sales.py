@@ -143,6 +143,18 @@ class SqlFlashSales:
             )
         return True
 
+    async def pay(self, order: SaleOrder, now: datetime) -> OrderState | None:
+        o = flash_order.c
+        mine = (o.sale_id == order.sale_id, o.user_id == order.user_id, o.seq == order.seq)
+        async with transaction(self._engine) as connection:
+            await connection.execute(
+                update(flash_order)
+                .where(*mine, o.state == OrderState.AWAITING_PAYMENT.value)
+                .values(state=OrderState.DONE.value, updated_at=now)
+            )
+            found = (await connection.execute(select(o.state).where(*mine))).first()
+        return None if found is None else OrderState(found[0])
+
     async def counts(self, sale_id: int) -> dict[str, int]:
         o = flash_order.c
         query = select(o.state, func.count()).where(o.sale_id == sale_id).group_by(o.state)

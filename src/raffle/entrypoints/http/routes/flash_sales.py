@@ -21,7 +21,9 @@ from raffle.entrypoints.http.flash_schemas import (
     SaleOut,
     SaleReviewOut,
 )
+from raffle.entrypoints.http.payment_schemas import PaymentOrderOut
 from raffle.entrypoints.http.problems import documented
+from raffle.service.flash_payments import pay
 
 router = APIRouter()
 
@@ -105,6 +107,21 @@ async def result(sale_id: SaleIdPath, session: CurrentSession, raffle: RaffleDep
     """-1 sold out, 0 queued (poll again), or my order's id."""
     found = await raffle.flash.result(sale_id, session.user_id)
     return ResultOut(result=int(found) if isinstance(found, Answer) else found)
+
+
+@router.post(
+    "/api/flash-sales/{sale_id}/payment",
+    tags=["player"],
+    response_model=PaymentOrderOut,
+    responses=documented(401, 404, 409, 422),
+)
+async def payment(
+    sale_id: SaleIdPath, session: CurrentSession, raffle: RaffleDep
+) -> PaymentOrderOut:
+    """The payment order of my order waiting for payment (409 `nothing_to_pay`): its QR is
+    the payment orders' (`GET /api/payments/orders/{out_trade_no}/qr`)."""
+    made = await pay(session.user_id, sale_id, raffle.flash, raffle.payments())
+    return PaymentOrderOut.of(made)
 
 
 @router.post(

@@ -1,4 +1,4 @@
-"""The web pages (player, verifier, console), served by the API: plain HTML and ES modules."""
+"""The web pages (player, verifier, flash sale, console): plain HTML and ES modules."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ async def player() -> FileResponse:
 @router.get("/verify")
 async def verify() -> FileResponse:
     return FileResponse(WEB / "verify.html", headers=POLICY)
+
+
+@router.get("/flash")
+async def flash() -> FileResponse:
+    return FileResponse(WEB / "flash.html", headers=POLICY)
 
 
 @router.get("/console")

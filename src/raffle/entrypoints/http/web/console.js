@@ -6,6 +6,7 @@
 
 import { api, h, notify, fail, session } from "/web/api.js";
 import { AuditView } from "/web/console-audit.js";
+import { FlashView } from "/web/console-flash.js";
 import { CodesView } from "/web/console-codes.js";
 import { ContentView } from "/web/console-content.js";
 import { Editor } from "/web/console-editor.js";
@@ -97,8 +98,9 @@ async function showConsole(me) {
   const codes = new CodesView();
   const payments = new PaymentsView();
   const audit = new AuditView();
-  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, payments: payments.node, deny: deny.node, codes: codes.node, audit: audit.node, file: files.node };
-  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", payments: "Payments", deny: "Deny lists", codes: "Codes", audit: "Audit", file: "Import / export" };
+  const flash = new FlashView();
+  const views = { campaign: editor.node, policies: policies.node, live: live.node, switches: switches.node, profiles: profiles.node, tags: tags.node, trees: trees.node, content: content.node, payments: payments.node, deny: deny.node, codes: codes.node, flash: flash.node, audit: audit.node, file: files.node };
+  const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", payments: "Payments", deny: "Deny lists", codes: "Codes", flash: "Flash sales", audit: "Audit", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
   const show = (key) => {
@@ -117,6 +119,7 @@ async function showConsole(me) {
     if (key === "codes") codes.refresh();
     if (key === "payments") payments.refresh();
     if (key === "audit") audit.refresh();
+    if (key === "flash") flash.refresh();
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();
