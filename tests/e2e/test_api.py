@@ -239,10 +239,12 @@ async def test_the_openapi_document_lists_every_route(api: Api) -> None:
     assert parameters == {("activity_id", "path", True), ("idempotency-key", "header", False)}
     answer = draw["responses"]["201"]["content"]["application/json"]["schema"]
     assert answer == {"$ref": "#/components/schemas/DrawOut"}
+    ticket = draw["responses"]["202"]["content"]["application/json"]["schema"]
+    assert ticket == {"$ref": "#/components/schemas/TicketOut"}  # a queued activity's
     problems = {
         status: response["content"][PROBLEM]["schema"]
         for status, response in draw["responses"].items()
-        if status != "201"
+        if status not in ("201", "202")
     }
     problem = {"$ref": "#/components/schemas/Problem"}
     assert problems == dict.fromkeys(("401", "403", "404", "409", "422", "429", "503"), problem)
