@@ -710,7 +710,8 @@ def _event_loop_itself(frames: Frames) -> bool:
 
 
 # A sample counts once under each label whose test matches its stack: labels group what a
-# draw request does, outermost first; indented ones are parts of the one above.
+# draw (or --flash purchase) request does, outermost first; indented ones are parts of the
+# one above.
 INCLUSIVE: list[tuple[str, Callable[[Frames], bool]]] = [
     ("ASGI request (uvicorn run_asgi and all below)", on_stack("httptools_impl.py", "run_asgi")),
     (
@@ -733,6 +734,8 @@ INCLUSIVE: list[tuple[str, Callable[[Frames], bool]]] = [
     ),
     ("    record order, win, outbox", on_stack("raffle/service/draw.py", "_record")),
     ("  catalogue (cached config)", on_stack("raffle/service/catalogue.py")),
+    ("  flash purchase use case (--flash)", on_stack("raffle/service/flash_sales.py", "purchase")),
+    ("  route matching (Starlette's router)", on_stack("starlette/routing.py", "matches")),
     ("  response: jsonable_encoder + JSONResponse", on_stack("fastapi/encoders.py")),
     ("SQLAlchemy: building statements (outside execute)", _outside_execution),
     ("SQLAlchemy: Connection.execute and below", on_stack("sqlalchemy/engine/base.py", "execute")),
