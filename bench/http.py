@@ -710,7 +710,8 @@ def _event_loop_itself(frames: Frames) -> bool:
 
 
 # A sample counts once under each label whose test matches its stack: labels group what a
-# draw request does, outermost first; indented ones are parts of the one above.
+# draw (or --flash purchase) request does, outermost first; indented ones are parts of the
+# one above.
 INCLUSIVE: list[tuple[str, Callable[[Frames], bool]]] = [
     ("ASGI request (uvicorn run_asgi and all below)", on_stack("httptools_impl.py", "run_asgi")),
     (
@@ -733,6 +734,8 @@ INCLUSIVE: list[tuple[str, Callable[[Frames], bool]]] = [
     ),
     ("    record order, win, outbox", on_stack("raffle/service/draw.py", "_record")),
     ("  catalogue (cached config)", on_stack("raffle/service/catalogue.py")),
+    ("  flash purchase use case (--flash)", on_stack("raffle/service/flash_sales.py", "purchase")),
+    ("  route matching (Starlette's router)", on_stack("starlette/routing.py", "matches")),
     ("  response: jsonable_encoder + JSONResponse", on_stack("fastapi/encoders.py")),
     ("SQLAlchemy: building statements (outside execute)", _outside_execution),
     ("SQLAlchemy: Connection.execute and below", on_stack("sqlalchemy/engine/base.py", "execute")),
@@ -1350,6 +1353,220 @@ def print_profile(profile: dict[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# --flash: purchases of a sold-out flash sale against the health endpoint, alternated.
+
+FLASH_SALE = 990181
+FLASH_UNITS = 5  # sold through the API before the measured runs
+FLASH_TRIES = FLASH_UNITS + 4  # purchases made to sell it out: the last four hear sold out
+FLASH_DIFFICULTY = 8  # the bench solves every player's challenge: 256 hashes, not 65,000
+
+
+def flash_env(broker_url: str) -> dict[str, str]:
+    """What every worker shares for the sale: one path secret (a path made by one worker is
+    checked by the other), paths that outlive the run, and no per-address limit (every
+    player comes from 127.0.0.1)."""
+    return {
+        "RAFFLE_BROKER_URL": broker_url,
+        "RAFFLE_FLASH_SECRET": secrets.token_urlsafe(32),
+        "RAFFLE_FLASH_DIFFICULTY": str(FLASH_DIFFICULTY),
+        "RAFFLE_FLASH_PATH_SECONDS": "7200",
+        "RAFFLE_FLASH_ADDRESS_PER_SECOND": "1000000",
+    }
+
+
+async def admin_token(backend: Backend) -> str:
+    """An operator's session, made as the players' are (for the admin API's sale)."""
+    from raffle.adapters.passwords import PasswordHasher
+    from raffle.bootstrap import bootstrap
+    from raffle.domain.users import Session
+    from raffle.service.auth import create_user, token_hash
+
+    raffle = bootstrap(backend.settings())
+    cheap = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    ttl = raffle.settings.session_ttl_seconds
+    token = secrets.token_urlsafe(32)
+    try:
+        await create_user("bench-admin", PASSWORD, True, raffle.uow(), cheap)
+        expires = datetime.now(UTC) + timedelta(seconds=ttl)
+        await raffle.sessions.create(Session("bench-admin", True, expires), token_hash(token), ttl)
+    finally:
+        await raffle.close()
+    return token
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def flash_players(url: str, admin: str, tokens: list[str]) -> list[str]:
+    """The sale, created through the admin API; then each player's "TOKEN PATH" line, the
+    path asked for as a page does (a challenge, solved here, then the path)."""
+    from raffle.domain.flash_gate import solve
+
+    now = datetime.now(UTC)
+    sale = {
+        "id": FLASH_SALE, "name": "bench cup", "price": 990, "currency": "cents",
+        "stock": FLASH_UNITS, "starts_at": (now - timedelta(minutes=1)).isoformat(),
+        "ends_at": (now + timedelta(hours=2)).isoformat(),
+    }  # fmt: skip
+    base = f"/api/flash-sales/{FLASH_SALE}"
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        made = await client.post("/api/admin/flash-sales", json=sale, headers=_bearer(admin))
+        made.raise_for_status()
+        gate = asyncio.Semaphore(16)
+
+        async def player(token: str) -> str:
+            async with gate:
+                asked = await client.post(f"{base}/challenge", headers=_bearer(token))
+                challenge = asked.raise_for_status().json()["challenge"]
+                answer = {"challenge": challenge, "answer": solve(challenge)}
+                path = await client.post(f"{base}/path", json=answer, headers=_bearer(token))
+                return f"{token} {path.raise_for_status().json()['path']}"
+
+        return await asyncio.gather(*(player(token) for token in tokens))
+
+
+def sell_out(server: Server, players: list[str]) -> dict[str, int]:
+    """The first players buy the units one after another, and a few more hear sold out."""
+    answers: Counter[str] = Counter()
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        for line in players[:FLASH_TRIES]:
+            token, path = line.split()
+            bought = client.post(
+                f"/api/flash-sales/{FLASH_SALE}/{path}/purchase", headers=_bearer(token)
+            )
+            answers[bought.raise_for_status().json()["status"]] += 1
+    if answers != {"queued": FLASH_UNITS, "sold_out": FLASH_TRIES - FLASH_UNITS}:
+        raise SystemExit(f"selling the sale out answered {dict(answers)}")
+    return dict(answers)
+
+
+def flash_pairs(server: Server, args: argparse.Namespace, players: Path) -> list[dict[str, Any]]:
+    """A warm-up (each worker marks the sale sold out), then --pairs pairs of a sold-out run
+    and a health run, each with its CPU."""
+
+    def sold_out(seconds: float) -> dict[str, Any]:
+        threads = str(args.wrk_threads)
+        return run_wrk(
+            server.url, "flash.lua", seconds, args, str(players), str(FLASH_SALE), threads
+        )
+
+    def health(seconds: float) -> dict[str, Any]:
+        return run_wrk(server.url + "/api/health", "health.lua", seconds, args)
+
+    print(f"warm-up {args.warmup:g} s")
+    sold_out(args.warmup)
+    health(min(args.warmup, 2))
+    print(f"machine busy before the pairs: {wait_for_idle(args.idle_wait)}")
+    pairs = []
+    for n in range(args.pairs):
+        print(f"pair {n + 1}: sold out {args.seconds:g} s, health {args.health_seconds:g} s")
+        pair: dict[str, Any] = {}
+        pair["sold out"], pair["cpu during sold out"] = measured(
+            lambda: sold_out(args.seconds), server
+        )
+        pair["health"], pair["cpu during health"] = measured(
+            lambda: health(args.health_seconds), server
+        )
+        pairs.append(pair)
+    return pairs
+
+
+def run_flash(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]:
+    """Issue 18's question in one run: sold-out purchases/s against health req/s, on the
+    backend's databases and Redis and a throwaway RabbitMQ (the purchases it is sold out
+    with wait there: no worker consumes them, and the system's broker is left alone)."""
+    sys.path.append(str(ROOT))
+    from tests.services import RabbitMQServer
+
+    env = server_env(args, backend)
+    report: dict[str, Any] = {"config": {**run_config(args, tmp, backend), "flash": True}}
+    broker = RabbitMQServer()
+    try:
+        broker.start()
+        env.update(flash_env(broker.url))
+        print(f"preparing {backend.name} in {tmp}, RabbitMQ on {broker.url}")
+        raffle_cli(env, "migrate")
+        started = time.monotonic()
+        tokens = asyncio.run(create_users_and_sessions(backend, range(args.users), False))
+        admin = asyncio.run(admin_token(backend))
+        print(f"  {args.users:,} users and sessions in {time.monotonic() - started:.1f} s")
+        server = start_server(env, args.workers, tmp)
+        try:
+            print(f"server on {server.url}, workers {server.worker_pids()}")
+            players = asyncio.run(flash_players(server.url, admin, tokens))
+            file = tmp / "players.txt"
+            file.write_text("\n".join(players) + "\n")
+            report["sold"] = sell_out(server, players)
+            report["pairs"] = flash_pairs(server, args, file)
+            if args.profile:
+                report["sold out under py-spy"], report["profile"] = profiled(
+                    server, args,
+                    lambda seconds: run_wrk(
+                        server.url, "flash.lua", seconds, args, str(file), str(FLASH_SALE),
+                        str(args.wrk_threads),
+                    ),
+                )  # fmt: skip
+        finally:
+            server.stop()
+        report["server errors"] = server_errors(server.log)
+    finally:
+        broker.close()
+    return report
+
+
+def _cpu_ms(run: dict[str, Any]) -> float:
+    per = run["cpu_ms_per_request"]
+    return float(per["raffle workers"] + per["database + redis servers"])
+
+
+def print_flash(report: dict[str, Any]) -> None:
+    cfg = report["config"]
+    print()
+    print(
+        f"== flash sale sold out: {cfg['backend']}, {cfg['databases']} database(s) x "
+        f"{cfg['shard_tables']}, redis {'yes' if cfg['redis'] else 'no'}, RabbitMQ, "
+        f"{cfg['workers']} worker(s), {cfg['connections']} connections, {cfg['users']:,} "
+        f"players; {cfg['git']}; sold out with {report['sold']}"
+    )
+    print(f"{'run':<16}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms':>8}  answers")
+    for n, pair in enumerate(report["pairs"], 1):
+        for name in ("sold out", "health"):
+            r = pair[name]
+            answers = ", ".join(f"{k}: {v:,}" for k, v in r["statuses"].items())
+            print(
+                f"{name + f' {n}':<16}{r['rps']:>10,.0f}{r['latency_ms']['p50']:>9.1f}"
+                f"{r['latency_ms']['p99']:>9.1f}{_cpu_ms(r):>8.2f}  "
+                f"{answers or 'non-2xx: ' + str(r['non_2xx'])}"
+            )
+        print(
+            f"  pair {n}: sold out / health {pair['sold out']['rps'] / pair['health']['rps']:.2f}"
+        )
+    pairs = report["pairs"]
+    for name in ("sold out", "health"):
+        print_cpu(name, pairs[-1][f"cpu during {name}"], pairs[-1][name])
+    sold = sum(p["sold out"]["rps"] for p in pairs)
+    health = sum(p["health"]["rps"] for p in pairs)
+    cpu = [_cpu_ms(p["sold out"]) for p in pairs]
+    print(
+        f"sold-out purchases/s / health req/s: {sold / health:.2f} (sums over {len(pairs)} "
+        f"pairs); CPU per sold-out purchase {min(cpu):.2f}-{max(cpu):.2f} ms, per health "
+        f"request {min(_cpu_ms(p['health']) for p in pairs):.2f}-"
+        f"{max(_cpu_ms(p['health']) for p in pairs):.2f} ms (workers + database + Redis)"
+    )
+    if errors := report.get("server errors"):
+        print("server exceptions: " + json.dumps(errors, ensure_ascii=False))
+    if profile := report.get("profile"):
+        print_profile(profile)
+
+
+def flash_failed(report: dict[str, Any]) -> bool:
+    """A sold-out run that answered anything but 200 measured an error page."""
+    runs = [p["sold out"] for p in report["pairs"]]
+    return any(set(r["statuses"]) != {"200"} or r["non_2xx"] for r in runs)
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def parse_args() -> argparse.Namespace:
@@ -1442,6 +1659,14 @@ def parse_args() -> argparse.Namespace:
         help="the server logs a line per request (RAFFLE_LOG_LEVEL=info); without it the "
         "level is warning, so draws are measured as before the request log existed",
     )
+    parser.add_argument(
+        "--flash",
+        action="store_true",
+        help="a flash sale sold out through the API, then --pairs pairs of sold-out purchases "
+        "(bench/flash.lua: each player their own token and path) and health, alternated "
+        "(--seconds and --health-seconds each), on a throwaway RabbitMQ: issue 18's ratio",
+    )
+    parser.add_argument("--pairs", type=int, default=3, help="--flash: sold out, health pairs")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers here")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir and databases")
     parser.add_argument("--tmpdir", type=Path, help="where the temp dir (and SQLite file) goes")
@@ -1487,16 +1712,17 @@ def time_budget(seconds: float) -> Iterator[None]:
 
 
 def profiled(
-    server: Server, args: argparse.Namespace, tokens: Path
+    server: Server, args: argparse.Namespace, load: Callable[[float], dict[str, Any]]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A draw run with py-spy on every worker: the run's numbers, and the samples' breakdown.
-    Leaves worker-N.txt (collapsed stacks) and worker-N.speedscope.json in --profile DIR."""
-    print(f"draws under py-spy {args.profile_seconds:g} s -> {args.profile}")
+    """A `load` run (draws, or sold-out purchases) with py-spy on every worker: the run's
+    numbers, and the samples' breakdown. Leaves worker-N.txt (collapsed stacks) and
+    worker-N.speedscope.json in --profile DIR."""
+    print(f"under py-spy {args.profile_seconds:g} s -> {args.profile}")
     pids = server.worker_pids()
     spies = start_profilers(
         pids, args.profile_seconds, args.profile, gil=not args.profile_all, native=args.native
     )
-    load = draw_load(server, args, tokens, args.profile_seconds + 1, "profile")
+    result = load(args.profile_seconds + 1)
     for spy in spies:
         _, err = spy.communicate(timeout=60)
         if spy.returncode != 0:
@@ -1506,7 +1732,7 @@ def profiled(
         write_speedscope(raw, raw.with_suffix(".speedscope.json"))
     profile = analyse_profile(raws)
     profile["mode"] = "every non-idle thread" if args.profile_all else "the thread holding the GIL"
-    return load, profile
+    return result, profile
 
 
 def _git_state() -> str:
@@ -1520,7 +1746,7 @@ def _git_state() -> str:
     return git("rev-parse", "--short", "HEAD") + (" + uncommitted src changes" if dirty else "")
 
 
-def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]:
+def server_env(args: argparse.Namespace, backend: Backend) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAFFLE_")}
     env.update(backend.env())
     env["RAFFLE_DRAWS_PER_SECOND"] = "1000000"  # the per-user limit must not interfere
@@ -1531,29 +1757,36 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
     if args.pool_size:  # pools the connections each worker keeps (settings.py)
         env["RAFFLE_POOL_SIZE"] = str(args.pool_size)
         env["RAFFLE_POOL_OVERFLOW"] = str(max(0, 30 - args.pool_size))
-    report: dict[str, Any] = {
-        "config": {
-            "backend": backend.name,
-            "databases": len(backend.database_urls),
-            "shard_tables": backend.shard_tables,
-            "redis": backend.redis_url is not None,
-            "workers": args.workers,
-            "request_log": args.request_log,
-            "deliveries": args.deliveries,
-            "first_visits": args.first_visits,
-            "refusals": args.refusals,
-            "policies": args.policies,
-            "pg_set": args.pg_set,
-            "pool_size": args.pool_size,
-            "connections": args.connections,
-            "wrk_threads": args.wrk_threads,
-            "users": args.users,
-            "seconds": args.seconds,
-            "cpus": os.cpu_count(),
-            "git": _git_state(),
-            "temp_dir": str(tmp),
-        }
+    return env
+
+
+def run_config(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]:
+    return {
+        "backend": backend.name,
+        "databases": len(backend.database_urls),
+        "shard_tables": backend.shard_tables,
+        "redis": backend.redis_url is not None,
+        "workers": args.workers,
+        "request_log": args.request_log,
+        "deliveries": args.deliveries,
+        "first_visits": args.first_visits,
+        "refusals": args.refusals,
+        "policies": args.policies,
+        "pg_set": args.pg_set,
+        "pool_size": args.pool_size,
+        "connections": args.connections,
+        "wrk_threads": args.wrk_threads,
+        "users": args.users,
+        "seconds": args.seconds,
+        "cpus": os.cpu_count(),
+        "git": _git_state(),
+        "temp_dir": str(tmp),
     }
+
+
+def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]:
+    env = server_env(args, backend)
+    report: dict[str, Any] = {"config": run_config(args, tmp, backend)}
     print(f"preparing {backend.name} in {tmp}")
     raffle_cli(env, "migrate")
     raffle_cli(env, "load", str(CAMPAIGN))
@@ -1585,7 +1818,9 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
             server,
         )
         if args.profile:
-            report["draws under py-spy"], report["profile"] = profiled(server, args, tokens)
+            report["draws under py-spy"], report["profile"] = profiled(
+                server, args, lambda seconds: draw_load(server, args, tokens, seconds, "profile")
+            )
             answered += report["draws under py-spy"]["statuses"].get("201", 0)
     finally:
         server.stop()
@@ -1603,11 +1838,13 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="raffle-bench-", dir=args.tmpdir))
     budget = 300 + args.warmup + args.seconds + args.health_seconds + args.profile_seconds
     budget += 2 * args.idle_wait
+    if args.flash:
+        budget += args.pairs * (args.seconds + args.health_seconds)
     backend: Backend | None = None
     try:
         with time_budget(budget + args.users / 20):
             backend = make_backend(args, tmp)
-            report = run(args, tmp, backend)
+            report = (run_flash if args.flash else run)(args, tmp, backend)
     finally:
         if not args.keep:
             if backend is not None:
@@ -1615,10 +1852,14 @@ def main() -> None:
             shutil.rmtree(tmp, ignore_errors=True)
         elif backend is not None:
             print(f"kept {tmp} and {backend.database_urls}")
-    print_summary(report)
+    (print_flash if args.flash else print_summary)(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
         print(f"wrote {args.json}")
+    if args.flash:
+        if flash_failed(report):
+            raise SystemExit("a sold-out run answered something else than 200")
+        return
     if not report["orders against answers"]["ok"] or report["integrity"]["oversold"]:
         raise SystemExit("the stored orders do not match the answers, or a prize was oversold")
 

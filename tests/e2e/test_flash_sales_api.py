@@ -155,3 +155,34 @@ async def test_the_page_is_cached_by_etag_and_bad_sales_are_named(api: Api) -> N
         "/api/admin/flash-sales", headers=await api.login("eve"), json=sale()
     )
     assert player.status_code == 403
+
+
+async def test_a_purchase_refuses_as_the_fastapi_route_did(consuming: Api) -> None:
+    """The purchase is a plain Starlette route (routes/flash_purchase.py): the session, then
+    the path parameters, are checked as FastAPI checked them, with the same problems."""
+    api = consuming
+    await created(api, sale(stock=1))
+    alice = await api.login("alice")
+    path = await path_of(api, alice)
+    bought = await api.client.post(f"/api/flash-sales/{SALE}/{path}/purchase", headers=alice)
+    assert bought.headers["content-type"] == "application/json"
+    assert bought.json() == {"result": 0, "status": "queued"}
+    mine = f"/api/flash-sales/{SALE}/{path}/purchase"
+    for url, headers, status, code, at in [
+        (mine, {}, 401, "not_authenticated", None),
+        (mine, {"Authorization": "bearer not-a-session"}, 401, "not_authenticated", None),
+        ("/api/flash-sales/x/p/purchase", {}, 401, "not_authenticated", None),
+        (f"/api/flash-sales/9/{path}/purchase", alice, 404, "unknown_sale", None),
+        (f"/api/flash-sales/-1/{path}/purchase", alice, 422, "invalid_input", "path.sale_id"),
+        (f"/api/flash-sales/{2**63}/p/purchase", alice, 422, "invalid_input", "path.sale_id"),
+        (f"/api/flash-sales/{SALE}/{'p' * 65}/purchase", alice, 422, "invalid_input",
+         "path.purchase_path"),
+    ]:  # fmt: skip
+        refused = await api.client.post(url, headers=headers)
+        assert refused.headers["content-type"] == "application/problem+json", url
+        assert (refused.status_code, refused.json()["code"]) == (status, code), url
+        if at is not None:
+            assert [e["at"] for e in refused.json()["errors"]] == [at], url
+    wrong_method = await api.client.get(mine, headers=alice)
+    assert (wrong_method.status_code, wrong_method.json()["code"]) == (405, "method_not_allowed")
+    assert await api.raffle.flash.stock.left(SALE) == 0  # the one unit alice bought

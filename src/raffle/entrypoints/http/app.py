@@ -25,6 +25,7 @@ from raffle.entrypoints.http.routes import (
     draw,
     engagement,
     fairness,
+    flash_purchase,
     flash_sales,
     health,
     join_codes,
@@ -77,14 +78,15 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         # FastAPI's OpenTelemetry hooks: off, as nothing here exports spans (metrics and
         # logs are observe.py's); on, each request asks OpenTelemetry whether they are wanted.
         telemetry={"tracing": False, "metrics": False, "logs": False},
-        # the draw first, tried before any other route: it is the hot one (see routes/draw.py)
-        routes=[draw.route],
+        # the draw and a flash sale's purchase first, tried before any other route: they are
+        # the hot ones (see routes/draw.py, routes/flash_purchase.py)
+        routes=[draw.route, flash_purchase.route],
     )
     app.state.raffle = raffle
     app.add_middleware(Maintenance, switches=raffle.switches)
     observe.install(app, raffle)  # outside Maintenance: its 503s are logged and counted too
     problems.install(app)
-    openapi.install(app, draw.document)
+    openapi.install(app, draw.document, flash_purchase.document)
     # A player's entry next to the draws: operations are documented (and fuzzed) in this order.
     routers = (
         player, scheduled, auth, admin, policies, accounts, switches, tags, campaigns,

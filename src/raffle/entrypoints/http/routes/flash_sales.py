@@ -1,4 +1,5 @@
-"""Flash sales: operators create and review them; players ask for a path and buy through it."""
+"""Flash sales: operators create and review them; players ask for a path (the purchase
+through it: routes/flash_purchase.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from raffle.entrypoints.http.flash_schemas import (
     ChallengeOut,
     PathIn,
     PathOut,
-    PurchaseOut,
     ResultOut,
     SaleIn,
     SaleOut,
@@ -28,7 +28,6 @@ from raffle.service.flash_payments import pay
 router = APIRouter()
 
 SaleIdPath = Annotated[int, Path(ge=1, lt=ID_LIMIT, examples=[1111])]
-PurchasePath = Annotated[str, Path(max_length=64)]
 CACHED = "public, max-age=1, must-revalidate"
 
 
@@ -78,26 +77,6 @@ async def path(
         sale_id, session.user_id, body.challenge, body.answer, client_ip(request)
     )
     return PathOut(path=found)
-
-
-@router.post(
-    "/api/flash-sales/{sale_id}/{purchase_path}/purchase",
-    tags=["player"],
-    responses=documented(401, 403, 404, 409, 422, 429, 503),
-)
-async def purchase(
-    sale_id: SaleIdPath,
-    purchase_path: PurchasePath,
-    request: Request,
-    session: CurrentSession,
-    raffle: RaffleDep,
-) -> PurchaseOut:
-    """0 queued (then poll the result), -1 sold out, 1 already bought; 403 `bad_path` or
-    `path_expired` (nothing taken); 503 `flash_queue_full`: nothing taken, try again."""
-    answer = await raffle.flash.purchase(
-        sale_id, session.user_id, purchase_path, client_ip(request)
-    )
-    return PurchaseOut.of(answer)
 
 
 @router.get(
