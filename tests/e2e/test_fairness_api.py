@@ -135,6 +135,12 @@ PARAMETERS = {
     "image_id": "x",
     "out_trade_no": "x",
     "tree": "x",
+    "ticket": "x",
+    "sale_id": "1",
+    "order_id": "x",
+    "strategy_id": "1",
+    "award_id": "1",
+    "trade_no": "x",
 }
 
 
