@@ -18,6 +18,8 @@ def test_an_operator_attaches_a_policy_and_a_player_outside_it_is_told_why(
 ) -> None:
     console = tab(demo_server.url + "/console", DESKTOP)
     log_in(console, demo_server.operator())
+    # The demo's running activity opens the live view once loaded: then the tab is clicked.
+    expect(console.page.locator("#tab-live")).to_have_attribute("aria-selected", "true")
     console.page.get_by_role("tab", name="Policies").click()
     expect(console.page.get_by_test_id("no-policies")).to_be_visible()
     console.page.get_by_test_id("add-policy").click()

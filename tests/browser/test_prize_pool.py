@@ -96,7 +96,10 @@ def test_an_upload_reaches_the_board_with_levels_and_stock_falling_shows_the_bad
     log_in(console, "operator")
     picture = tmp_path / "silver.jpg"
     picture.write_bytes(_png((160, 160, 170)))  # named .jpg, a PNG inside: read by content
-    console.page.locator("#tab-campaign").click()  # a running activity opens the live view
+    # A running activity opens the live view once the console has loaded: clicked before,
+    # the campaign tab would be left for it.
+    expect(console.page.locator("#tab-live")).to_have_attribute("aria-selected", "true")
+    console.page.locator("#tab-campaign").click()
     threshold = console.page.locator("[name='strategies.0.prizes.2.warning_surplus']")
     expect(threshold).to_have_value(str(WARNING))
     upload = console.page.get_by_test_id("prize-upload")
