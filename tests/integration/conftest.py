@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
@@ -17,6 +19,7 @@ from raffle.bootstrap import Raffle, sql_shards
 from raffle.domain.campaign import Campaign
 from raffle.service.ports import Shards
 from raffle.settings import Settings
+from tests.alipay_world import NotifyUrl, Sim, new_key, notify_url, simulator
 from tests.conftest import unavailable
 from tests.integration.raffles import Build, SettableClock, wired
 from tests.integration.redis_clients import REDIS_KINDS, connected, redis_settings
@@ -114,3 +117,23 @@ def own_redis() -> Iterator[RedisServer]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(scope="module")
+def merchant() -> rsa.RSAPrivateKey:
+    """The merchant's RSA key: the payment tests' Alipay app signs with it."""
+    return new_key()
+
+
+@pytest.fixture
+def sim(tmp_path: Path, merchant: rsa.RSAPrivateKey) -> Iterator[Sim]:
+    """The Alipay simulator, in a process of its own, knowing the merchant's key."""
+    with simulator(tmp_path, merchant) as running:
+        yield running
+
+
+@pytest.fixture
+async def sink() -> AsyncIterator[NotifyUrl]:
+    """Where the simulator's notifications are posted: kept for the test to send on."""
+    async with notify_url() as caught:
+        yield caught

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,29 +16,12 @@ from raffle.domain.payments import OrderState as PaymentState
 from raffle.service import payments as use
 from raffle.service.flash_payments import pay
 from raffle.settings import Settings
-from tests.alipay_world import NotifyUrl, Sim, new_key, notify_url, simulator
+from tests.alipay_world import NotifyUrl, Sim
 from tests.integration.payment_world import Shop, alipay_settings, eventually, shop, working
 from tests.integration.raffles import PRIZE, SettableClock
 from tests.integration.redis_clients import redis_settings
 
 SALE = 1515
-
-
-@pytest.fixture(scope="module")
-def merchant() -> rsa.RSAPrivateKey:
-    return new_key()
-
-
-@pytest.fixture
-def sim(tmp_path: Path, merchant: rsa.RSAPrivateKey) -> Iterator[Sim]:
-    with simulator(tmp_path, merchant) as running:
-        yield running
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[NotifyUrl]:
-    async with notify_url() as caught:
-        yield caught
 
 
 @pytest.fixture(params=["sqlite", "postgres+redis"])

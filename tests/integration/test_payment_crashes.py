@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -15,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from raffle.domain.payments import OrderState, PaymentOrder, PaymentState
 from raffle.service.payment_jobs import REFUND_AFTER
 from raffle.settings import Settings
-from tests.alipay_world import NotifyUrl, Sim, new_key, notify_url, simulator
+from tests.alipay_world import NotifyUrl, Sim
 from tests.integration.delivery_world import fresh_queues
 from tests.integration.payment_world import Shop, alipay_settings, eventually, shop, working
 from tests.integration.raffles import SettableClock
@@ -23,23 +22,6 @@ from tests.integration.raffles import SettableClock
 
 class Crash(BaseException):
     """The process dies here: nothing after it runs, no handler catches it."""
-
-
-@pytest.fixture(scope="module")
-def merchant() -> rsa.RSAPrivateKey:
-    return new_key()
-
-
-@pytest.fixture
-def sim(tmp_path: Path, merchant: rsa.RSAPrivateKey) -> Iterator[Sim]:
-    with simulator(tmp_path, merchant) as running:
-        yield running
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[NotifyUrl]:
-    async with notify_url() as caught:
-        yield caught
 
 
 @pytest.fixture

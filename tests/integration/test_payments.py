@@ -5,7 +5,7 @@ duplicate payments refunded once, one precreate for many QR requests, expiry."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,29 +21,12 @@ from raffle.service.auth import create_user
 from raffle.service.payment_jobs import REFUND_AFTER, expire, reconcile, refunds
 from raffle.service.payment_notices import receive
 from raffle.settings import Settings
-from tests.alipay_world import NotifyUrl, Sim, new_key, notify_url, simulator
+from tests.alipay_world import NotifyUrl, Sim
 from tests.integration.payment_world import PRICE, Shop, alipay_settings, eventually, shop, working
 from tests.integration.raffles import SettableClock
 from tests.integration.redis_clients import redis_settings
 
 PRECREATE, CLOSE, REFUND = "alipay.trade.precreate", "alipay.trade.close", "alipay.trade.refund"
-
-
-@pytest.fixture(scope="module")
-def merchant() -> rsa.RSAPrivateKey:
-    return new_key()
-
-
-@pytest.fixture
-def sim(tmp_path: Path, merchant: rsa.RSAPrivateKey) -> Iterator[Sim]:
-    with simulator(tmp_path, merchant) as running:
-        yield running
-
-
-@pytest.fixture
-async def sink() -> AsyncIterator[NotifyUrl]:
-    async with notify_url() as caught:
-        yield caught
 
 
 @pytest.fixture
