@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 
 from fastapi.exceptions import RequestValidationError
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -29,6 +29,7 @@ from raffle.entrypoints.http.deps import (
     bearer,
     client_ip,
     get_idempotency_key,
+    path_parameter,
     session_of,
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
@@ -130,12 +131,8 @@ route = Route(PATH, draw_once, methods=["POST"], include_in_schema=False)
 
 
 def _activity_id(raw: str) -> int:
-    try:
-        return _ACTIVITY_ID.validate_python(raw)
-    except ValidationError as error:
-        # FastAPI's own error for an invalid parameter: the error table answers it
-        errors = [{**e, "loc": ("path", "activity_id", *e["loc"])} for e in error.errors()]
-        raise RequestValidationError(errors) from None
+    activity_id: int = path_parameter(_ACTIVITY_ID, "activity_id", raw)
+    return activity_id
 
 
 def document(openapi: Document) -> None:

@@ -9,10 +9,9 @@
 from __future__ import annotations
 
 import inspect
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi.exceptions import RequestValidationError
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -20,7 +19,7 @@ from starlette.routing import Route
 from raffle.bootstrap import Raffle
 from raffle.domain.flash_sales import Answer
 from raffle.entrypoints.http.bounds import ID_LIMIT
-from raffle.entrypoints.http.deps import bearer, client_ip, session_of
+from raffle.entrypoints.http.deps import bearer, client_ip, path_parameter, session_of
 from raffle.entrypoints.http.flash_schemas import PurchaseOut
 from raffle.entrypoints.http.openapi import Document, schema_ref, security
 from raffle.entrypoints.http.problems import documented
@@ -38,22 +37,13 @@ async def purchase(request: Request) -> Response:
     `path_expired` (nothing taken); 503 `flash_queue_full`: nothing taken, try again."""
     raffle: Raffle = request.app.state.raffle
     session = await session_of(raffle, request.headers.get("Authorization"))
-    sale_id = _parameter(_SALE_ID, "sale_id", request.path_params["sale_id"])
-    path = _parameter(_PURCHASE_PATH, "purchase_path", request.path_params["purchase_path"])
+    sale_id = path_parameter(_SALE_ID, "sale_id", request.path_params["sale_id"])
+    path = path_parameter(_PURCHASE_PATH, "purchase_path", request.path_params["purchase_path"])
     answer = await raffle.flash.purchase(sale_id, session.user_id, path, client_ip(request))
     return Response(_ANSWERS[answer], media_type="application/json")
 
 
 route = Route(PATH, purchase, methods=["POST"], include_in_schema=False)
-
-
-def _parameter(adapter: TypeAdapter[Any], name: str, raw: str) -> Any:
-    try:
-        return adapter.validate_python(raw)
-    except ValidationError as error:
-        # FastAPI's own error for an invalid parameter: the error table answers it
-        errors = [{**e, "loc": ("path", name, *e["loc"])} for e in error.errors()]
-        raise RequestValidationError(errors) from None
 
 
 def document(openapi: Document) -> None:
