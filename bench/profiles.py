@@ -18,7 +18,7 @@ from pathlib import Path
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.profile_file import read_profiles
-from raffle.adapters.profile_news import LocalProfileNews
+from raffle.adapters.profile_news import PolledProfileNews
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.profiles import Profile
@@ -37,7 +37,11 @@ async def main(url: str, rows: int, reads: int) -> None:
         async with SqlUnitOfWork(engine) as uow:
             return await uow.profiles.get(user_id)
 
-    cache = CachedProfiles(read, LocalProfileNews(), ttl=3600)
+    async def version() -> int:
+        async with SqlUnitOfWork(engine) as uow:
+            return await uow.profiles.version()
+
+    cache = CachedProfiles(read, PolledProfileNews(version), ttl=3600)  # not watched
     care = ProfileCare(lambda: SqlUnitOfWork(engine), PhoneBook("CN"), cache, SystemClock())
     text = "user_id,phone,level,gender,birth_date,region,attr.vip,attr.score\n" + "".join(
         f"b{n:07d},138{n:08d},{n % 10},{'fm'[n % 2]},1990-05-17,r{n % 30},true,{n}\n"

@@ -31,7 +31,7 @@ from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
-from raffle.adapters.profile_news import LocalProfileNews, RedisProfileNews
+from raffle.adapters.profile_news import PolledProfileNews, RedisProfileNews
 from raffle.adapters.qr_codes import MemoryQrCodes, RedisQrCodes
 from raffle.adapters.randomness import SecretsRandomSource, SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
@@ -357,17 +357,20 @@ def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1
 def _profiles(
     uow: Callable[[], UnitOfWork], redis: RedisClient | None, settings: Settings
 ) -> CachedProfiles:
-    """Profiles kept per process: forgotten on news through Redis pub/sub, or (one process,
-    no Redis) after the catalogue's time to live."""
+    """Profiles kept per process for `profile_ttl_seconds`, forgotten at once by the process
+    that changed them, and by the others on news: Redis pub/sub, or (no Redis) the stored
+    version they poll."""
 
     async def read(user_id: str) -> Profile | None:
         async with uow() as reader:
             return await reader.profiles.get(user_id)
 
-    if redis is None:
-        news: ProfileNews = LocalProfileNews()
-        return CachedProfiles(read, news, ttl=settings.catalogue_ttl_seconds)
-    return CachedProfiles(read, RedisProfileNews(redis), ttl=settings.profile_ttl_seconds)
+    async def version() -> int:
+        async with uow() as reader:
+            return await reader.profiles.version()
+
+    news: ProfileNews = PolledProfileNews(version) if redis is None else RedisProfileNews(redis)
+    return CachedProfiles(read, news, ttl=settings.profile_ttl_seconds)
 
 
 def _apply_switches(catalogue: Catalogue, shards: Shards, before: Switches, now: Switches) -> None:

@@ -76,9 +76,9 @@ class Settings(BaseSettings):
     load_demo: bool = True  # `raffle serve` on an empty database loads examples/ and a demo
     # The country (ISO 3166 alpha-2) of phone numbers written without their country code.
     phone_region: str = "CN"
-    # How long a process keeps a profile it read while Redis tells it of changes: only a
-    # change announced while its subscription was down waits this long. Without Redis
-    # (one process) a profile is kept catalogue_ttl_seconds.
+    # How long a process keeps a profile it read: changes are heard sooner (through Redis,
+    # or without it the profiles' version row, polled), so only a change whose news was
+    # missed waits this long.
     profile_ttl_seconds: float = 60.0
 
     # RabbitMQ (amqp://…) for delivering wins; without it the outbox is delivered in this

@@ -18,6 +18,7 @@ from raffle.adapters.campaign_file import read_campaign
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.sql.migrate import upgrade
 from raffle.bootstrap import Raffle, bootstrap
+from raffle.domain.profiles import Profile
 from raffle.entrypoints.http.app import create_app
 from raffle.service.campaigns import load_campaign
 from raffle.settings import Settings
@@ -149,6 +150,31 @@ async def test_a_denied_user_phone_or_device_is_refused_everywhere_it_applies(
 
     lifted = await world.api.client.delete(f"/api/admin/deny-list/{entry['id']}", headers=root)
     assert lifted.status_code == 200, lifted.text
+    assert (await world.api.client.post(DRAWS, headers={**alice, **_draw_key()})).status_code == 201
+
+
+async def test_a_profile_changed_in_this_process_is_screened_at_once(world: World) -> None:
+    """The draw screens the player's phone and device from the process's copy of their
+    profile (no database read): a change made through this process is seen by the next
+    draw, while one written behind its back waits for news (none here: no watcher runs)."""
+    root = await world.root()
+    alice = await world.api.login("alice")
+    await world.deny(root, kind="phone", value="13900139000", reason="fraud ring")
+    await world.deny(root, kind="sn", value="SN-7", reason="emulator farm")
+    assert (await world.api.client.post(DRAWS, headers={**alice, **_draw_key()})).status_code == 201
+    async with world.api.raffle.uow() as uow:  # another process, unheard
+        await uow.profiles.put(Profile("alice", sn="SN-7"), world.clock.now())
+        await uow.commit()
+    kept = await world.api.client.post(DRAWS, headers={**alice, **_draw_key()})
+    assert kept.status_code == 201, kept.text  # the copy was kept: no read on the draw
+
+    listed = {"phone": "13900139000", "sn": "SN-8"}
+    put = await world.api.client.put("/api/admin/profiles/alice", json=listed, headers=root)
+    assert put.status_code == 200, put.text
+    _denied(await world.api.client.post(DRAWS, headers={**alice, **_draw_key()}))
+
+    put = await world.api.client.put("/api/admin/profiles/alice", json={"sn": "SN-8"}, headers=root)
+    assert put.status_code == 200, put.text
     assert (await world.api.client.post(DRAWS, headers={**alice, **_draw_key()})).status_code == 201
 
 

@@ -1,9 +1,11 @@
 """Profiles on every database: stored and read back whole, one phone a user, searched and paged;
-imports apply good rows, report bad ones by line, and change nothing the second time."""
+imports apply good rows, report bad ones by line, and change nothing the second time; every
+write moves the profiles' version on, which processes without Redis poll to forget copies."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 
@@ -13,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.profile_file import read_profiles
-from raffle.adapters.profile_news import LocalProfileNews
+from raffle.adapters.profile_news import PolledProfileNews
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.tables.profiles import profile as profile_table
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
@@ -54,12 +56,16 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
     await engine.dispose()
 
 
-def care(engine: AsyncEngine) -> ProfileCare:
+def care(engine: AsyncEngine, *, interval: float = 0.5) -> ProfileCare:
     async def read(user_id: str) -> Profile | None:
         async with SqlUnitOfWork(engine) as uow:
             return await uow.profiles.get(user_id)
 
-    cache = CachedProfiles(read, LocalProfileNews(), ttl=60)
+    async def version() -> int:
+        async with SqlUnitOfWork(engine) as uow:
+            return await uow.profiles.version()
+
+    cache = CachedProfiles(read, PolledProfileNews(version, interval), ttl=3600)
     return ProfileCare(lambda: SqlUnitOfWork(engine), PhoneBook("CN"), cache, FakeClock(AT))
 
 
@@ -304,3 +310,48 @@ async def test_changes_made_at_once_to_one_profile_are_none_of_them_lost(
     for who in ("stored", "new"):
         assert found[who].attributes == {key: n for n, key in enumerate(keys)}, who
     assert found["stored"].level == 1
+
+
+async def _version(engine: AsyncEngine) -> int:
+    async with SqlUnitOfWork(engine) as uow:
+        return await uow.profiles.version()
+
+
+async def test_every_committed_write_moves_the_version_on_and_a_rolled_back_one_does_not(
+    engine: AsyncEngine,
+) -> None:
+    first = await _version(engine)
+    await _put(engine, Profile("alice", level=1))
+    after_put = await _version(engine)
+    assert after_put > first
+    async with SqlUnitOfWork(engine) as uow:
+        assert await uow.profiles.put_all([Profile("bob"), Profile("carol")], AT) == {}
+        await uow.commit()
+    after_all = await _version(engine)
+    assert after_all > after_put
+    async with SqlUnitOfWork(engine) as uow:
+        await uow.profiles.put(Profile("dave"), AT)  # not committed: rolled back
+    assert await _version(engine) == after_all
+
+
+async def test_a_process_without_redis_forgets_a_profile_another_process_changed(
+    engine: AsyncEngine,
+) -> None:
+    """Two caches on one database, as `raffle serve` and `raffle profile import` without
+    Redis: the one that reads hears the other's change through the polled version."""
+    await _put(engine, Profile("alice", phone="+8613800138000", sn="SN-1"))
+    server, importer = care(engine, interval=0.05), care(engine)
+    watching = asyncio.create_task(server.cache.watch())
+    try:
+        assert (await server.cache.of("alice")).sn == "SN-1"
+        await put_profile("alice", {"sn": "SN-2"}, importer)
+        async with asyncio.timeout(10):  # how long to wait before failing, not a speed bound
+            while (await server.cache.of("alice")).sn != "SN-2":  # noqa: ASYNC110 - polled
+                await asyncio.sleep(0.02)
+    finally:
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+    # Its own change it forgets at once, with no news at all.
+    await put_profile("alice", {"sn": "SN-3"}, server)
+    assert (await server.cache.of("alice")).sn == "SN-3"

@@ -18,6 +18,7 @@ class FakeProfileRepository:
 
     def __init__(self, profiles: Iterable[Profile] = ()) -> None:
         self.rows: dict[str, StoredProfile] = {p.user_id: StoredProfile(p, AT) for p in profiles}
+        self.changes = 0  # the version: every put moves it on
 
     async def get(self, user_id: str) -> Profile | None:
         found = self.rows.get(user_id)
@@ -42,6 +43,7 @@ class FakeProfileRepository:
         if owner not in (None, profile.user_id):
             raise PhoneTaken(f"phone {profile.phone} is another user's")
         self.rows[profile.user_id] = StoredProfile(profile, at)
+        self.changes += 1
 
     async def put_all(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:
         refused = {}
@@ -51,6 +53,9 @@ class FakeProfileRepository:
             except PhoneTaken as error:
                 refused[profile.user_id] = error
         return refused
+
+    async def version(self) -> int:
+        return self.changes
 
     async def page(self, after: str | None, limit: int) -> Sequence[Profile]:
         return [s.profile for s in await self.search(ProfileQuery(), after, limit)]

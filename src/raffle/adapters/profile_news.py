@@ -1,27 +1,38 @@
-"""How processes hear that profiles changed: Redis pub/sub, or nothing (one process)."""
+"""How processes hear that profiles changed: Redis pub/sub, or the stored version polled."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 
 from raffle.adapters.redis_commands import RedisClient
 
 CHANNEL = "raffle:profiles"
 EVERYONE = "*"  # the message for "any profile may have changed"
 IDS_A_MESSAGE = 1000  # user ids of 32 characters at most: a message stays well under 64 KiB
+POLL_SECONDS = 0.5  # without Redis: how often the stored version is looked at
 
 
-class LocalProfileNews:
-    """No other process to tell (the embedded default): nothing is announced, nothing heard;
-    the cache's own forgetting and its time to live do the rest."""
+class PolledProfileNews:
+    """No Redis (the embedded default): nothing is announced; the profiles' stored version
+    (one small read) is looked at every `interval` seconds, and when it moved, any profile
+    may have changed. The process that changed a profile forgets it at once by itself; this
+    is for the others that write the same database (`raffle profile import`)."""
+
+    def __init__(self, version: Callable[[], Awaitable[int]], interval: float = POLL_SECONDS):
+        self._version, self._interval = version, interval
 
     async def announce(self, user_ids: Collection[str] | None) -> None:
         return None
 
     async def changes(self) -> AsyncIterator[Collection[str] | None]:
-        yield None
-        await asyncio.Event().wait()  # never set: there is never news
+        seen = await self._version()
+        yield None  # what changed before the first look is unknown
+        while True:
+            await asyncio.sleep(self._interval)
+            if (now := await self._version()) != seen:
+                seen = now
+                yield None
 
 
 class RedisProfileNews:

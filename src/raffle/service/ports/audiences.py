@@ -59,6 +59,11 @@ class ProfileRepository(Protocol):
         has their phone, by user id. The others are written."""
         ...
 
+    async def version(self) -> int:
+        """A number every `put` and `put_all` moves on when its transaction commits: a
+        process that sees it move knows some profile may have changed."""
+        ...
+
     async def search(
         self, query: ProfileQuery, after: str | None, limit: int
     ) -> list[StoredProfile]:

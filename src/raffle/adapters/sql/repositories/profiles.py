@@ -11,7 +11,9 @@ from sqlalchemy import Row, Select, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from raffle.adapters.sql.connection import SqlConnection
+from raffle.adapters.sql.repositories.version_rows import version_of
 from raffle.adapters.sql.tables.profiles import profile as table
+from raffle.adapters.sql.tables.profiles import profile_version
 from raffle.domain.errors import Contention
 from raffle.domain.profile_fields import PhoneTaken, attribute, attributes_json, plain
 from raffle.domain.profiles import Gender, Profile
@@ -19,6 +21,12 @@ from raffle.service.ports.audiences import ProfileQuery, StoredProfile
 
 _IN_CHUNK = 500  # ids in one IN list: well under every database's limit of parameters
 _COLUMNS = [c.name for c in table.columns if c.name != "user_id"]
+_VERSION = version_of(profile_version)
+_MOVE_ON = (
+    update(profile_version)
+    .where(profile_version.c.id == 1)
+    .values(version=profile_version.c.version + 1)
+)
 _UPDATE = (
     update(table)
     .where(table.c.user_id == bindparam("key"))
@@ -75,6 +83,7 @@ class SqlProfileRepository:
         # In a savepoint: a number taken by another transaction fails this statement only,
         # and the rest of the transaction (an import's other rows) goes on.
         row = _row(profile, at)
+        await self._moved_on()
         savepoint = await self._connection.begin_nested()
         try:
             await self._write(row)
@@ -96,6 +105,7 @@ class SqlProfileRepository:
         # each would make an import of a CRM's list take minutes.
         rows = [_row(p, at) for p in profiles]
         stored = set(await self.many([r["user_id"] for r in rows]))
+        await self._moved_on()
         savepoint = await self._connection.begin_nested()
         try:
             if updates := [_keyed(r) for r in rows if r["user_id"] in stored]:
@@ -107,6 +117,14 @@ class SqlProfileRepository:
             return await self._one_by_one(profiles, at)
         await savepoint.commit()
         return {}
+
+    async def version(self) -> int:
+        return int((await self._connection.execute(_VERSION)).scalar_one())
+
+    async def _moved_on(self) -> None:
+        # Before any row is written: no writer holds the version row while it waits for a
+        # row (or a phone's unique key) that another writer, waiting for it, wrote.
+        await self._connection.execute(_MOVE_ON)
 
     async def _one_by_one(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:
         refused = {}

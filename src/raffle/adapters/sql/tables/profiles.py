@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Index, Integer, String, Table, Text
+from sqlalchemy import BigInteger, Column, Index, Integer, String, Table, Text
 
 from raffle.adapters.sql.tables.config import metadata
 from raffle.adapters.sql.tables.types import UtcDateTime
@@ -28,4 +28,13 @@ profile = Table(
     Index(None, "level", "user_id"),
     Index(None, "region", "user_id"),
     mysql_charset="utf8mb4",
+)
+
+# One row (id 1), moved on by every profile write in the write's transaction: a process
+# without Redis looks at it to learn that another process changed a profile.
+profile_version = Table(
+    "profile_version",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("version", BigInteger, nullable=False),
 )
