@@ -41,6 +41,7 @@ from raffle.domain.profiles import Profile  # noqa: E402
 from raffle.domain.users import Session  # noqa: E402
 from raffle.entrypoints import logs  # noqa: E402
 from raffle.entrypoints.http.app import create_app  # noqa: E402
+from raffle.service.audit import deny_added  # noqa: E402
 from raffle.service.auth import create_user, token_hash  # noqa: E402
 from raffle.service.campaigns import load_campaign  # noqa: E402
 from raffle.settings import Settings  # noqa: E402
@@ -142,7 +143,7 @@ async def main(args: argparse.Namespace, folder: Path) -> None:
     full = DenyList(listed, NOW)
     print(f"lookup: {lookups(DenyList(), 100_000):,.0f} ns empty, "
           f"{lookups(full, 100_000):,.0f} ns with {args.entries:,} entries")  # fmt: skip
-    await raffle.deny.store.add_many(listed)
+    await raffle.deny.store.add_many(listed, deny_added)  # audited, as an operator's import
     await raffle.deny.refresh()
     assert raffle.deny.version > 0
     transport = httpx.ASGITransport(app=create_app(raffle, scheduler=False))
