@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, inspect, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.profile_file import read_profiles
 from raffle.adapters.profile_news import PolledProfileNews
-from raffle.adapters.sql.migrate import upgrade
+from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.tables.profiles import profile as profile_table
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.profile_fields import PhoneTaken
@@ -355,3 +355,18 @@ async def test_a_process_without_redis_forgets_a_profile_another_process_changed
     # Its own change it forgets at once, with no news at all.
     await put_profile("alice", {"sn": "SN-3"}, server)
     assert (await server.cache.of("alice")).sn == "SN-3"
+
+
+async def test_0030_makes_the_version_row_and_undoes_itself(
+    engine: AsyncEngine, database_url: str
+) -> None:
+    async def tables() -> set[str]:
+        async with engine.connect() as connection:
+            return set(await connection.run_sync(lambda c: inspect(c).get_table_names()))
+
+    assert await _version(engine) == 0
+    await downgrade(database_url, "0029")
+    assert "profile_version" not in await tables()
+    assert "profile" in await tables()
+    await upgrade(database_url)
+    assert await _version(engine) == 0
