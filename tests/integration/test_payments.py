@@ -209,15 +209,20 @@ async def _cached_for_30_minutes(world: Shop, order: PaymentOrder, clock: Settab
 async def test_an_order_unpaid_at_30_minutes_is_closed_and_a_late_payment_refunded(
     world: Shop, sim: Sim, clock: SettableClock
 ) -> None:
+    """Erin's order, and one more on each other shard: all closed by one run of the job."""
     order = await world.shown("erin")
-    await _scan(world, order)  # a buyer scanned it: the gateway has a trade to close
+    orders = [order, *await _one_on_each_other_shard(world, order)]
+    for each in orders:
+        await _scan(world, each)  # a buyer scanned it: the gateway has a trade to close
     clock.current += timedelta(minutes=29)
     assert await expire(world.ctx) == 0
     clock.current += timedelta(minutes=1, seconds=1)
-    assert await expire(world.ctx) == 1
-    assert (await world.order_now(order)).state is OrderState.CLOSED
-    assert (await sim.trade(order.out_trade_no))["status"] == "TRADE_CLOSED"
-    assert (await sim.calls()).get(CLOSE) == 1
+    assert await expire(world.ctx) == len(orders)
+    for each in orders:
+        assert (await world.order_now(each)).state is OrderState.CLOSED
+        assert (await sim.trade(each.out_trade_no))["status"] == "TRADE_CLOSED"
+        assert await world.ctx.qr.get(each.out_trade_no) is None
+    assert (await sim.calls()).get(CLOSE) == len(orders)
     (form,) = await world.paid(order, late=True)
     assert await world.notify(form) == "success"
     async with working(world.raffle):
@@ -230,6 +235,20 @@ async def test_an_order_unpaid_at_30_minutes_is_closed_and_a_late_payment_refund
         (OrderState.REFUNDED, "refunded"),
     ]
     assert not await _held(world, "erin")
+
+
+async def _one_on_each_other_shard(world: Shop, first: PaymentOrder) -> list[PaymentOrder]:
+    """Shown orders of other players, one on each shard but the first order's."""
+    shards = world.raffle.shards
+    wanted = set(range(len(shards.every()))) - {shards.index(first.user_id)}
+    made: list[PaymentOrder] = []
+    for n in range(1000):
+        if not wanted:
+            return made
+        if (index := shards.index(user := f"erin-{n}")) in wanted:
+            wanted.discard(index)
+            made.append(await world.shown(user))
+    raise AssertionError(f"no player found for shards {sorted(wanted)}")
 
 
 async def test_a_crash_after_recording_before_success_records_once(world: Shop) -> None:
