@@ -115,13 +115,16 @@ async def test_a_crash_on_the_payment_path_grants_access_exactly_once(
 
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-@pytest.mark.parametrize("point", ["payment.before_refund", "consumer.before_ack"])
+@pytest.mark.parametrize(
+    "point", ["payment.before_refund", "payment.refunded", "consumer.before_ack"]
+)
 async def test_a_duplicate_payment_is_refunded_once_when_the_consumer_dies(
     settings: Settings, sim: Sim, sink: NotifyUrl, point: str
 ) -> None:
-    """The consumer dies between recording the refund due and calling the gateway, or after
-    refunding before the ack; the next process (its refund job, or the redelivery) ends
-    with exactly one refund at the simulator."""
+    """The consumer dies between recording the refund due and calling the gateway, after
+    the gateway refunded before that is recorded, or after both before the ack; the next
+    process (its refund job, or the redelivery) ends with exactly one refund at the
+    simulator."""
     first = await shop(settings, sim, sink)
     order = await first.shown("bob")
     forms = await first.paid(order, times=2)
