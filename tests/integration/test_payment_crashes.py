@@ -1,5 +1,6 @@
-"""The payment path on PostgreSQL and RabbitMQ, the consumer dying at each point: access is
-granted exactly once, and a duplicate payment is refunded exactly once, whatever dies where."""
+"""The payment path on the embedded default and on PostgreSQL or MariaDB with RabbitMQ, the
+consumer dying at each point: access is granted exactly once, and a duplicate payment is
+refunded exactly once, whatever dies where."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import gc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -24,24 +26,36 @@ class Crash(BaseException):
     """The process dies here: nothing after it runs, no handler catches it."""
 
 
-@pytest.fixture
+@pytest.fixture(params=["sqlite", "postgres+rabbitmq", "mariadb+rabbitmq"])
 async def settings(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
     make_database_url: Callable[[str], Awaitable[str]],
-    rabbitmq_url: str,
     sim: Sim,
     sink: NotifyUrl,
     merchant: rsa.RSAPrivateKey,
 ) -> AsyncIterator[Settings]:
+    """The embedded default (SQLite, the in-process broker, whose publish is confirmed only
+    once handled), or two real databases with RabbitMQ."""
+    values: dict[str, object] = {
+        "delivery_attempts": 20,
+        "publish_timeout_seconds": 2.0,
+        "republish_after_seconds": 3.0,
+        **alipay_settings(sim, merchant, sink),
+    }
+    if request.param == "sqlite":
+        database_url = f"sqlite:///{tmp_path}/raffle.db"
+        yield Settings(database_url=database_url, **values)  # type: ignore[arg-type]
+        return
+    backend = request.param.split("+")[0]
+    rabbitmq_url = str(request.getfixturevalue("rabbitmq_url"))
     await fresh_queues(rabbitmq_url)
     yield Settings(
-        database_url=await make_database_url("postgres"),
-        shard_urls=await make_database_url("postgres"),
+        database_url=await make_database_url(backend),
+        shard_urls=await make_database_url(backend),
         shard_tables=4,
         broker_url=rabbitmq_url,
-        delivery_attempts=20,
-        publish_timeout_seconds=2.0,
-        republish_after_seconds=3.0,
-        **alipay_settings(sim, merchant, sink),  # type: ignore[arg-type]
+        **values,  # type: ignore[arg-type]
     )
     await fresh_queues(rabbitmq_url)  # declared with this test's delivery limit
 
@@ -101,13 +115,16 @@ async def test_a_crash_on_the_payment_path_grants_access_exactly_once(
 
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-@pytest.mark.parametrize("point", ["payment.before_refund", "consumer.before_ack"])
+@pytest.mark.parametrize(
+    "point", ["payment.before_refund", "payment.refunded", "consumer.before_ack"]
+)
 async def test_a_duplicate_payment_is_refunded_once_when_the_consumer_dies(
     settings: Settings, sim: Sim, sink: NotifyUrl, point: str
 ) -> None:
-    """The consumer dies between recording the refund due and calling the gateway, or after
-    refunding before the ack; the next process (its refund job, or the redelivery) ends
-    with exactly one refund at the simulator."""
+    """The consumer dies between recording the refund due and calling the gateway, after
+    the gateway refunded before that is recorded, or after both before the ack; the next
+    process (its refund job, or the redelivery) ends with exactly one refund at the
+    simulator."""
     first = await shop(settings, sim, sink)
     order = await first.shown("bob")
     forms = await first.paid(order, times=2)

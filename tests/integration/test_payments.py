@@ -14,7 +14,15 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from raffle.adapters.alipay.signing import NOTIFICATION_UNSIGNED, private_key, sign, signing_string
-from raffle.domain.payments import REFUND_ATTEMPTS, Change, OrderState, PaymentOrder, PaymentState
+from raffle.adapters.qr_codes import PREFIX as QR_PREFIX
+from raffle.domain.payments import (
+    REFUND_ATTEMPTS,
+    TIMEOUT,
+    Change,
+    OrderState,
+    PaymentOrder,
+    PaymentState,
+)
 from raffle.service import payment_desk as desk
 from raffle.service import payments as use
 from raffle.service.auth import create_user
@@ -139,34 +147,82 @@ async def test_a_second_payment_of_the_content_is_refunded_once(world: Shop, sim
 
 
 async def test_50_qr_requests_at_once_precreate_once_and_payment_drops_the_qr(
-    world: Shop, sim: Sim
+    world: Shop, sim: Sim, clock: SettableClock
 ) -> None:
+    """50 requests of the player's browser at once, for the SVG and the PNG alike: one
+    precreate at the simulator, one QR for all, cached for the order's 30 minutes; the
+    payment drops it and the QR is then refused."""
     order = await world.ordered("dave")
-    codes = await asyncio.gather(
-        *(use.qr_code("dave", order.out_trade_no, world.ctx) for _ in range(50))
+    player = await _signed_in(world, "dave")
+    path = f"/api/payments/orders/{order.out_trade_no}/qr"
+    paths = [path, f"{path}.png"]
+    answers = await asyncio.gather(
+        *(world.api.get(paths[i % 2], headers=player) for i in range(50))
     )
-    assert len(set(codes)) == 1
+    assert [a.status_code for a in answers] == [200] * 50
+    svgs, pngs = answers[0::2], answers[1::2]
+    assert len({a.json()["qr_code"] for a in svgs}) == 1
+    assert {a.headers["content-type"] for a in pngs} == {"image/png"}
+    assert len({a.content for a in pngs}) == 1
     assert (await sim.calls()).get(PRECREATE) == 1
-    assert await world.ctx.qr.get(order.out_trade_no) == codes[0]
+    code = svgs[0].json()["qr_code"]
+    assert await world.ctx.qr.get(order.out_trade_no) == code
+    await _cached_for_30_minutes(world, order, clock)
     (form,) = await world.paid(order)
     assert await world.notify(form) == "success"
     async with working(world.raffle):
         await eventually(lambda: _state_is(world, order, OrderState.PAID))
     assert await world.ctx.qr.get(order.out_trade_no) is None
+    after = await world.api.get(path, headers=player)
+    assert (after.status_code, after.json()["code"]) == (409, "payment_order_not_open")
+    assert (await sim.calls()).get(PRECREATE) == 1
+
+
+async def _signed_in(world: Shop, name: str, *, admin: bool = False) -> dict[str, str]:
+    await create_user(name, "a long password", admin, world.raffle.uow(), world.raffle.hasher)
+    login = await world.api.post(
+        "/api/auth/login", json={"name": name, "password": "a long password"}
+    )
+    return {"Authorization": f"Bearer {login.json()['token']}"}
+
+
+async def _cached_for_30_minutes(world: Shop, order: PaymentOrder, clock: SettableClock) -> None:
+    """Kept for the order's timeout_express: in Redis with that expiry; in the process's
+    memory until the (injected) clock reaches it."""
+    number, code = order.out_trade_no, await world.ctx.qr.get(order.out_trade_no)
+    assert code is not None
+    if world.raffle.redis is not None:
+        left = await world.raffle.redis.ttl(QR_PREFIX + number)
+        assert TIMEOUT.total_seconds() - 60 < left <= TIMEOUT.total_seconds()
+        return
+    start = clock.current
+    try:
+        clock.current = start + TIMEOUT - timedelta(seconds=1)
+        assert await world.ctx.qr.get(number) == code
+        clock.current = start + TIMEOUT
+        assert await world.ctx.qr.get(number) is None
+    finally:
+        clock.current = start
+    await world.ctx.qr.put(number, code, int(TIMEOUT.total_seconds()))  # as it was
 
 
 async def test_an_order_unpaid_at_30_minutes_is_closed_and_a_late_payment_refunded(
     world: Shop, sim: Sim, clock: SettableClock
 ) -> None:
+    """Erin's order, and one more on each other shard: all closed by one run of the job."""
     order = await world.shown("erin")
-    await _scan(world, order)  # a buyer scanned it: the gateway has a trade to close
+    orders = [order, *await _one_on_each_other_shard(world, order)]
+    for each in orders:
+        await _scan(world, each)  # a buyer scanned it: the gateway has a trade to close
     clock.current += timedelta(minutes=29)
     assert await expire(world.ctx) == 0
     clock.current += timedelta(minutes=1, seconds=1)
-    assert await expire(world.ctx) == 1
-    assert (await world.order_now(order)).state is OrderState.CLOSED
-    assert (await sim.trade(order.out_trade_no))["status"] == "TRADE_CLOSED"
-    assert (await sim.calls()).get(CLOSE) == 1
+    assert await expire(world.ctx) == len(orders)
+    for each in orders:
+        assert (await world.order_now(each)).state is OrderState.CLOSED
+        assert (await sim.trade(each.out_trade_no))["status"] == "TRADE_CLOSED"
+        assert await world.ctx.qr.get(each.out_trade_no) is None
+    assert (await sim.calls()).get(CLOSE) == len(orders)
     (form,) = await world.paid(order, late=True)
     assert await world.notify(form) == "success"
     async with working(world.raffle):
@@ -179,6 +235,20 @@ async def test_an_order_unpaid_at_30_minutes_is_closed_and_a_late_payment_refund
         (OrderState.REFUNDED, "refunded"),
     ]
     assert not await _held(world, "erin")
+
+
+async def _one_on_each_other_shard(world: Shop, first: PaymentOrder) -> list[PaymentOrder]:
+    """Shown orders of other players, one on each shard but the first order's."""
+    shards = world.raffle.shards
+    wanted = set(range(len(shards.every()))) - {shards.index(first.user_id)}
+    made: list[PaymentOrder] = []
+    for n in range(1000):
+        if not wanted:
+            return made
+        if (index := shards.index(user := f"erin-{n}")) in wanted:
+            wanted.discard(index)
+            made.append(await world.shown(user))
+    raise AssertionError(f"no player found for shards {sorted(wanted)}")
 
 
 async def test_a_crash_after_recording_before_success_records_once(world: Shop) -> None:
@@ -276,11 +346,7 @@ async def test_a_refund_that_keeps_failing_is_parked_with_its_error_and_retried_
 
 
 async def _operator(world: Shop) -> dict[str, str]:
-    await create_user("ops", "a long password", True, world.raffle.uow(), world.raffle.hasher)
-    login = await world.api.post(
-        "/api/auth/login", json={"name": "ops", "password": "a long password"}
-    )
-    return {"Authorization": f"Bearer {login.json()['token']}", "Idempotency-Key": "retry-1"}
+    return {**await _signed_in(world, "ops", admin=True), "Idempotency-Key": "retry-1"}
 
 
 async def test_a_new_orders_qr_first_closes_an_old_qr_scanned_after_it_was_cancelled(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import structlog
 
@@ -25,7 +27,9 @@ Job = Callable[[Raffle, str, Callable[[], Awaitable[object]]], Awaitable[None]]
 TICK_SECONDS = 1.0
 EXPIRE_EVERY = 10  # ticks: an order is closed at most this much after its 30 minutes
 REFUND_EVERY = 10
-RECONCILE_EVERY = 24 * 3600
+RECONCILE_EVERY_SECONDS = 24 * 3600.0
+# A worker restarted more often than daily (a deploy, a rescheduled pod) reconciles anyway.
+RECONCILE_FIRST_SECONDS = 600.0
 
 
 def payment_loops(
@@ -70,11 +74,26 @@ async def _tick(raffle: Raffle, fault: Fault, job: Job) -> None:
             )
         return len(found.mismatches)
 
+    daily = Daily(time.monotonic() + RECONCILE_FIRST_SECONDS)
     for tick in itertools.count():
         if tick % EXPIRE_EVERY == 0:
             await job(raffle, "payment_expiry", lambda: expire(ctx))
         if tick % REFUND_EVERY == 0:
             await job(raffle, "refunds", lambda: refunds(ctx))
-        if tick % RECONCILE_EVERY == RECONCILE_EVERY - 1:
+        if daily.due(time.monotonic()):
             await job(raffle, "reconcile", reconciling)
         await asyncio.sleep(TICK_SECONDS)
+
+
+@dataclass
+class Daily:
+    """When the reconciliation is next due, on the monotonic clock: by time, not by ticks,
+    which the jobs' own durations stretch."""
+
+    next_at: float
+
+    def due(self, now: float) -> bool:
+        if now < self.next_at:
+            return False
+        self.next_at = now + RECONCILE_EVERY_SECONDS
+        return True

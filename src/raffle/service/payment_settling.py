@@ -112,6 +112,7 @@ async def refund(payment: Payment, ctx: Payments) -> PaymentState:
         )
     except RaffleError as error:
         return await _failed(payment, f"{error.code}: {error.message}", ctx)
+    await ctx.fault("payment.refunded")  # refunded there, not yet recorded here
     now = ctx.clock.now()
     async with ctx.shards.for_user(payment.user_id) as uow:
         if await uow.payments.settle(
