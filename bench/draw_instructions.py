@@ -29,11 +29,14 @@ import json
 import os
 import re
 import secrets
+import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Coroutine
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, Protocol
 
 PLAYERS = 50  # and at least twice the concurrency
 ACTIVITY = 990101
@@ -99,6 +102,22 @@ async def prepare(folder: Path, players: int) -> None:
     (folder / "tokens").write_text("\n".join(tokens))
 
 
+class Counting(Protocol):
+    """Callgrind's client requests (the compiled library), or cProfile's switch."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def _served_loop(work: Coroutine[Any, Any, None]) -> None:
+    """On uvloop, as `raffle serve` runs (and 8c8526b's too)."""
+    import uvloop
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(work)
+
+
 def _quiet() -> None:
     """The news of switches, tags, deny lists and flash sales heard once an hour, not every
     0.5 s (no Redis) or 5 s: under callgrind those looks, not the draws, would fill the count,
@@ -112,8 +131,10 @@ def _quiet() -> None:
     switch_news.RedisSwitchNews.__init__.__kwdefaults__["check_every"] = 3600.0
 
 
-async def draws(folder: Path, count: int, concurrency: int, counting: ctypes.CDLL) -> None:
-    import httpx
+async def draws(folder: Path, count: int, concurrency: int, counting: Counting) -> None:
+    """The app served by uvicorn on a loopback port, as `raffle serve` serves it; the draws
+    sent by a client process of their own (`--client`: not counted, as wrk is not)."""
+    import uvicorn
 
     from raffle.bootstrap import bootstrap
     from raffle.entrypoints.http.app import create_app
@@ -132,41 +153,106 @@ async def draws(folder: Path, count: int, concurrency: int, counting: ctypes.CDL
         from raffle.service.fairness import SeedBook
 
         raffle.seeds = SeedBook(raffle.uow, ttl=3600)
-    tokens = (folder / "tokens").read_text().split()
     app = create_app(raffle, scheduler=False)
-    path = f"/api/activities/{ACTIVITY}/draws"
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://b") as client,
-    ):
+    with contextlib.suppress(ImportError, AttributeError):  # as a server's worker does
+        from raffle.entrypoints.http import main as served
 
-        async def draw(n: int) -> None:
-            headers = {"Authorization": f"Bearer {tokens[n % len(tokens)]}"}
-            answer = await client.post(path, headers={**headers, "Idempotency-Key": str(n)})
-            assert answer.status_code == 201, answer.text
+        served._settle_garbage_collector()
+    port = _free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, http=_protocol(), log_config=None,
+        log_level="warning", access_log=False, lifespan="on",
+    )  # fmt: skip
+    stopping = asyncio.Event()
 
-        async def wave(first: int, size: int) -> None:
-            await asyncio.gather(*(draw(n) for n in range(first, first + size)))
+    class Server(uvicorn.Server):
+        async def main_loop(self) -> None:
+            """No tick every 0.1 s (the Date header, the limits): counted per second of wall
+            time, so more of them the slower a draw (2-4 % of an embedded count)."""
+            await stopping.wait()
 
-        # Warm-up: every player's first visit, catalogue, seeds and statement caches filled.
-        warm = len(tokens)
-        for first in range(0, warm, concurrency):
-            await wave(first, min(concurrency, warm - first))
-        counting.start()
-        for first in range(warm, warm + count, concurrency):
-            await wave(first, min(concurrency, warm + count - first))
-        counting.stop()
+    server = Server(config)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:  # noqa: ASYNC110  # uvicorn's Server has a flag, no event
+        await asyncio.sleep(0.05)
+    sender = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.draw_instructions", "--client", str(port),
+        "--draws", str(count), "--concurrency", str(concurrency), "--folder", str(folder),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert sender.stdin is not None
+    assert sender.stdout is not None
+    assert await sender.stdout.readline() == b"warm\n"  # every player's first visit made
+    counting.start()
+    sender.stdin.write(b"go\n")
+    await sender.stdin.drain()
+    done = await sender.stdout.readline()
+    counting.stop()
+    assert done == b"done\n", done
+    assert await sender.wait() == 0
+    stopping.set()
+    await serving
     await raffle.close()
 
 
-def counted(folder: Path, count: int, concurrency: int) -> int:
-    """Instructions of `count` draws after the warm-up, under callgrind."""
+def _protocol() -> str:
+    """The HTTP protocol `raffle serve` gives uvicorn: 8c8526b's own, since then uvicorn's."""
+    try:
+        from raffle.entrypoints.http import protocol
+    except ImportError:
+        return "httptools"
+    return f"{protocol.__name__}:JoinedWritesProtocol"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def client(port: int, folder: Path, count: int, concurrency: int) -> None:
+    """`concurrency` keep-alive connections, each sending a draw once its last was answered
+    (as wrk does), players in turn; first every player's first draw, then `count` counted."""
+    tokens = (folder / "tokens").read_text().split()
+    numbers = iter(range(1 << 62))
+
+    async def connection(share: int) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(share):
+            n = next(numbers)
+            writer.write(
+                f"POST /api/activities/{ACTIVITY}/draws HTTP/1.1\r\nHost: b\r\n"
+                f"Authorization: Bearer {tokens[n % len(tokens)]}\r\n"
+                f"Idempotency-Key: {n}\r\nContent-Length: 0\r\n\r\n".encode()
+            )
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"(?i)content-length: *(\d+)", head)
+            assert length, head
+            body = await reader.readexactly(int(length[1]))
+            assert head.startswith(b"HTTP/1.1 201"), head + body
+        writer.close()
+
+    async def run(total: int) -> None:
+        shares = [total // concurrency + (i < total % concurrency) for i in range(concurrency)]
+        await asyncio.gather(*(connection(share) for share in shares if share))
+
+    await run(len(tokens))
+    print("warm", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    await run(count)
+    print("done", flush=True)
+
+
+def counted(folder: Path, count: int, concurrency: int, out: Path | None = None) -> int:
+    """Instructions of `count` draws after the warm-up, under callgrind (its profile kept in
+    `out`, for callgrind_annotate: the C functions and libraries the draws ran)."""
     source = folder / "counting.c"
     source.write_text(COUNTING)
     library = folder / "counting.so"
     subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", library, source], check=True)
     done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
+        ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+         f"--callgrind-out-file={out or '/dev/null'}",
          sys.executable, "-m", "bench.draw_instructions", "--inner", str(count),
          "--concurrency", str(concurrency), "--folder", folder],
         capture_output=True, text=True, check=True,
@@ -219,23 +305,32 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, help="no callgrind: cProfile's stats of the draws to this file"
     )
+    parser.add_argument("--callgrind-out", type=Path, help="keep callgrind's profile here")
+    parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--inner", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.client is not None:
+        asyncio.run(client(args.client, args.folder, args.draws, args.concurrency))
+        return
     if args.inner is not None:
-        counting = ctypes.CDLL(str(args.folder / "counting.so"))
-        asyncio.run(draws(args.folder, args.inner, args.concurrency, counting))
+        counting: Counting = ctypes.CDLL(str(args.folder / "counting.so"))
+        _served_loop(draws(args.folder, args.inner, args.concurrency, counting))
         return
     with tempfile.TemporaryDirectory() as folder, contextlib.ExitStack() as stack:
+        # Counts kept in shared files, as `raffle serve --workers 2` keeps them.
+        metrics = Path(folder) / "metrics"
+        metrics.mkdir()
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
         if args.postgres:
             postgres(Path(folder), stack)
         asyncio.run(prepare(Path(folder), max(PLAYERS, 2 * args.concurrency)))
         if args.profile is not None:
             profiled = Profiled(args.profile)
-            asyncio.run(draws(Path(folder), args.draws, args.concurrency, profiled))  # type: ignore[arg-type]
+            _served_loop(draws(Path(folder), args.draws, args.concurrency, profiled))
             print(f"{args.profile}: cProfile's stats of {args.draws} draws")
             return
-        total = counted(Path(folder), args.draws, args.concurrency)
+        total = counted(Path(folder), args.draws, args.concurrency, args.callgrind_out)
     where = "PostgreSQL 2 x 4 + Redis" if args.postgres else "embedded"
     print(
         f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws, {where}, "
