@@ -488,7 +488,8 @@ def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None
         return None, None, []
     if not settings.redis_cluster:
         redis = _redis_client(url)
-        return redis, SharedPipeline(redis), []
+        pipeline = SharedPipeline(redis)
+        return redis, pipeline, [pipeline.aclose]
     cluster = RedisCluster.from_url(
         url,
         max_connections=200,  # per node; past it a command fails rather than waits

@@ -38,6 +38,32 @@ async def test_a_lone_command_goes_at_once_in_a_round_trip_of_its_own(
     assert (commands.commands, commands.round_trips) == (2, 2)
 
 
+async def test_round_trips_keep_one_connection_and_take_a_fresh_one_once_it_broke(
+    redis_url: str, prefix: str
+) -> None:
+    pool = BlockingConnectionPool.from_url(
+        redis_url,
+        max_connections=5,
+        retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), retries=3),
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+    redis, other = Redis.from_pool(pool), Redis.from_url(redis_url)
+    commands = SharedPipeline(redis)
+    try:
+        first = await commands.execute("CLIENT", "ID")
+        assert await commands.execute("INCR", prefix + "n") == 1
+        assert await commands.execute("CLIENT", "ID") == first  # kept, not taken anew
+        assert await redis.client_id() != first  # not in the pool meanwhile
+        await other.execute_command("CLIENT", "KILL", "ID", first)
+        assert await commands.execute("INCR", prefix + "n") == 2  # retried on a fresh one
+        assert await commands.execute("CLIENT", "ID") != first
+        await commands.aclose()  # the kept connection back in the pool: the client's again
+        assert await redis.incr(prefix + "n") == 3
+    finally:
+        await redis.aclose()
+        await other.aclose()
+
+
 async def test_the_commands_that_arrive_during_a_round_trip_all_go_in_the_next(
     redis: Redis, prefix: str
 ) -> None:

@@ -99,6 +99,7 @@ class ClusterCommands:
 
     async def aclose(self) -> None:
         """Close the masters' clients (not the cluster client, which its owner closes)."""
+        await asyncio.gather(*(master.aclose() for master in self._masters.values()))
         await asyncio.gather(*(master.redis.aclose() for master in self._masters.values()))
 
     async def _through_cluster(self, *command: Arg) -> Any:

@@ -49,6 +49,11 @@ class SharedPipeline:
     redis-py's asyncio Pipeline, which packs every argument in Python, starts a timer for
     every reply and does not retry taking its connection: hiredis packs the batch, and one
     timer (the client's socket timeout) covers the write and all the replies.
+
+    Round trips go one at a time, so one connection serves them all: it is taken from the
+    pool once and kept, not taken and given back around each round trip (the pool's lock,
+    its checks and its bookkeeping cost more than the round trip's own work). A try that
+    fails drops it (disconnected, given back), and the next try takes a fresh one.
     """
 
     def __init__(self, redis: Redis) -> None:
@@ -57,6 +62,7 @@ class SharedPipeline:
         self.round_trips = 0
         self._waiting: _Waiting = []
         self._sender: asyncio.Task[None] | None = None
+        self._connection: AbstractConnection | None = None  # kept between round trips
 
     async def execute(self, *command: Arg) -> Any:
         """The command's reply, or its error raised. Its name is one word ("EVALSHA", not
@@ -110,17 +116,27 @@ class SharedPipeline:
                 future.set_result(reply)
 
     async def _attempt(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
-        """One try on a connection of the pool; taking it may connect, so a retry covers
-        Redis coming back after a restart too."""
+        """One try on the kept connection, or on one taken from the pool (taking it may
+        connect, so a retry covers Redis coming back after a restart too)."""
         pool = self.redis.connection_pool
-        connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        connection = self._connection
+        if connection is None:
+            connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+        self._connection = None  # held by this try: closed, it is not taken back
         try:
-            return await self._exchange(connection, commands)
+            replies = await self._exchange(connection, commands)
         except BaseException:
             await connection.disconnect(nowait=True)  # replies may be left unread
-            raise
-        finally:
             await pool.release(connection)
+            raise
+        self._connection = connection
+        return replies
+
+    async def aclose(self) -> None:
+        """Give the kept connection back to the pool (its client closes the pool)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await self.redis.connection_pool.release(connection)
 
     async def _exchange(
         self, connection: AbstractConnection, commands: list[tuple[Arg, ...]]

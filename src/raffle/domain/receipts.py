@@ -13,7 +13,14 @@ from typing import Any
 from raffle.domain.awards import Award
 from raffle.domain.engine import DrawEngine, Outcome
 from raffle.domain.errors import RaffleError
-from raffle.domain.fairness import HmacStream, ServerSeed, canonical, commitment, keyed
+from raffle.domain.fairness import (
+    HmacStream,
+    ServerSeed,
+    canonical,
+    commitment,
+    hmac_sha256,
+    keyed,
+)
 from raffle.domain.rules import LISTED, DrawContext, parse_listed
 from raffle.domain.strategy import Strategy
 
@@ -117,11 +124,9 @@ def _plain(value: Any) -> Any:
     return value.to_json() if isinstance(value, Trail) else value
 
 
-def seal(seed: hmac.HMAC, name: str, value: Any) -> str:
+def seal(seed: bytes | hmac.HMAC, name: str, value: Any) -> str:
     """HMAC-SHA256(seed, "name=" + the value as canonical JSON), its first 16 bytes in hex."""
-    mac = seed.copy()
-    mac.update(name.encode() + b"=" + _json(value))
-    return mac.hexdigest()[:32]
+    return hmac_sha256(seed, name.encode() + b"=" + _json(value)).hex()[:32]
 
 
 def _json(value: Any) -> bytes:
@@ -250,7 +255,7 @@ def issued(
     seals = {
         "activity_id": _kept(seed, "activity_id", seed.activity_id),
         "period": _kept(seed, "period", seed.period),
-        "order_id": seal(seed.mac, "order_id", order_id),
+        "order_id": seal(seed.secret, "order_id", order_id),
         "nonce": _kept(seed, "nonce", nonce),
         "client_seed": _kept(seed, "client_seed", proof.client_seed),
         "listed": _kept(seed, "listed", proof.listed),

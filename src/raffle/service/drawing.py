@@ -181,7 +181,7 @@ async def take_prize(
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
     if fair is not None:  # the draw's own stream: its receipt pins every random number
-        stream = HmacStream(fair.seed.mac, fair.client_seed, order_id, draw_count)
+        stream = HmacStream(fair.seed.secret, fair.client_seed, order_id, draw_count)
         attempt = replace(attempt, rng=stream)
     rng = attempt.rng
     held = await admit(attempt, draw_count, order_id)  # the activity's participants cap

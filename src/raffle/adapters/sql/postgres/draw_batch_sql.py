@@ -49,6 +49,7 @@ def unnest(table: Table | Sequence[str], columns: Sequence[str], first: int) -> 
     )
 
 
+@cache
 def _sql_type(table: Table, column: str) -> str:
     return str(table.c[column].type.compile(dialect=_DIALECT))
 
@@ -207,6 +208,7 @@ def give_back_sql(index: int) -> str:
     )
 
 
+@cache
 @cache
 def record_sql(tables: tuple[int, ...]) -> str:
     """The orders, wins and outbox messages, per shard table in `tables`."""
