@@ -75,7 +75,7 @@ deploy-check:
 # Every check, then the integration, end-to-end and browser tiers against real servers.
 # Screenshots of the pages land in artifacts/screenshots/.
 test: check chromium deploy-check
-	$(BIN)/pytest tests/integration tests/e2e tests/browser -q --durations=25
+	$(BIN)/pytest tests/integration tests/e2e tests/browser -q --durations=25 -n 3 --dist loadfile
 
 bench: install
 	$(PY) bench/engine.py
