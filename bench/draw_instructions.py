@@ -1,6 +1,7 @@
 """Instructions a draw costs through the whole app in one process, counted by callgrind.
 
-Run: python -m bench.draw_instructions [--draws 200]   (from the repository root; needs
+Run: python -m bench.draw_instructions [--draws 200] [--activity 990103]   (from the
+repository root; needs
 valgrind, its headers and a C compiler: Debian's valgrind and gcc)
 
 The embedded default (a SQLite file, in-process stock) serves `POST /api/activities/{id}/draws`
@@ -28,7 +29,7 @@ from pathlib import Path
 
 PLAYERS = 50
 WARM = 50  # draws before the counted ones: catalogue, seeds and statement caches filled
-ACTIVITY = 990101
+ACTIVITY = 990101  # --activity 990103: the one with two policies and a dynamic tag
 COUNTING = """#include <valgrind/callgrind.h>
 void start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
 void stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
@@ -70,7 +71,7 @@ async def prepare(folder: Path) -> None:
     (folder / "tokens").write_text("\n".join(tokens))
 
 
-async def draws(folder: Path, count: int, counting: ctypes.CDLL) -> None:
+async def draws(folder: Path, count: int, counting: ctypes.CDLL, activity: int) -> None:
     import httpx
 
     from raffle.bootstrap import bootstrap
@@ -89,7 +90,7 @@ async def draws(folder: Path, count: int, counting: ctypes.CDLL) -> None:
         raffle.seeds = SeedBook(raffle.uow, ttl=3600)
     tokens = (folder / "tokens").read_text().split()
     app = create_app(raffle, scheduler=False)
-    path = f"/api/activities/{ACTIVITY}/draws"
+    path = f"/api/activities/{activity}/draws"
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://b") as client,
@@ -104,7 +105,7 @@ async def draws(folder: Path, count: int, counting: ctypes.CDLL) -> None:
     await raffle.close()
 
 
-def counted(folder: Path, count: int) -> int:
+def counted(folder: Path, count: int, activity: int) -> int:
     """Instructions of `count` draws after the warm-up, under callgrind."""
     source = folder / "counting.c"
     source.write_text(COUNTING)
@@ -113,7 +114,7 @@ def counted(folder: Path, count: int) -> int:
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=/dev/null",
          sys.executable, "-m", "bench.draw_instructions", "--inner", str(count),
-         "--folder", folder],
+         "--folder", folder, "--activity", str(activity)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     found = re.search(r"Collected : (\d+)", done.stderr)
@@ -124,16 +125,18 @@ def counted(folder: Path, count: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--activity", type=int, default=ACTIVITY)
     parser.add_argument("--inner", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner is not None:
-        asyncio.run(draws(args.folder, args.inner, ctypes.CDLL(str(args.folder / "counting.so"))))
+        counting = ctypes.CDLL(str(args.folder / "counting.so"))
+        asyncio.run(draws(args.folder, args.inner, counting, args.activity))
         return
     with tempfile.TemporaryDirectory() as folder:
         asyncio.run(prepare(Path(folder)))
-        total = counted(Path(folder), args.draws)
-    print(f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws)")
+        total = counted(Path(folder), args.draws, args.activity)
+    print(f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws, {args.activity})")
 
 
 if __name__ == "__main__":
