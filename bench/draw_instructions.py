@@ -1,6 +1,7 @@
 """Instructions a draw costs through the whole app in one process, counted by callgrind.
 
 Run: python -m bench.draw_instructions [--draws 200] [--postgres [--concurrency 64]]
+[--activity 990103]
 (from the repository root; needs valgrind, its headers and a C compiler: Debian's valgrind and
 gcc; --postgres also PostgreSQL's and Redis's binaries)
 
@@ -39,7 +40,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 PLAYERS = 50  # and at least twice the concurrency
-ACTIVITY = 990101
+# --activity 990103: the one with two policies and a dynamic tag (passed on to the server and
+# client processes in the environment)
+ACTIVITY = int(os.environ.get("BENCH_DRAW_ACTIVITY", "990101"))
 COUNTING = """#include <valgrind/callgrind.h>
 void start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
 void stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
@@ -305,11 +308,13 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, help="no callgrind: cProfile's stats of the draws to this file"
     )
+    parser.add_argument("--activity", type=int, default=ACTIVITY, help="the activity drawn")
     parser.add_argument("--callgrind-out", type=Path, help="keep callgrind's profile here")
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--inner", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    os.environ["BENCH_DRAW_ACTIVITY"] = str(args.activity)
     if args.client is not None:
         asyncio.run(client(args.client, args.folder, args.draws, args.concurrency))
         return
@@ -333,7 +338,7 @@ def main() -> None:
         total = counted(Path(folder), args.draws, args.concurrency, args.callgrind_out)
     where = "PostgreSQL 2 x 4 + Redis" if args.postgres else "embedded"
     print(
-        f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws, {where}, "
+        f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws of {args.activity}, {where}, "
         f"{args.concurrency} at once)"
     )
 

@@ -38,7 +38,12 @@ from raffle.service.draw import Draw, DrawResult, draw
 from raffle.service.tags import add_members, save_tag
 from tests.integration.raffles import ACTIVITY, PRIZE, WELCOME, Build, SettableClock
 from tests.integration.raffles import campaign as one_activity
-from tests.integration.test_draw_concurrency import IN_FLIGHT, assert_batched, batches_of
+from tests.integration.test_draw_concurrency import (
+    IN_FLIGHT,
+    another_process,
+    assert_batched,
+    batches_of,
+)
 
 OTHER = 2  # a second activity on the same strategy
 NOON = datetime(2026, 11, 24, 4, 0, tzinfo=UTC)  # Tuesday 12:00 in Shanghai
@@ -116,6 +121,24 @@ async def test_a_policys_win_a_day_admits_one_win_among_500_draws_of_one_user(
     assert kinds(found[500:]) == Counter({"prize": 40, WIN_LIMIT_REACHED: 40})
     assert await chances_left(raffle, "lucky") == 999
     assert_batched(raffle)
+
+
+async def test_a_win_a_day_holds_for_one_user_drawing_in_two_processes_from_the_first_visit(
+    build: Build,
+) -> None:
+    # Each process's batches read the counters with (MariaDB) or after (PostgreSQL) the
+    # chances they take: the other process's batches commit between them, and the first
+    # visits race to open the account, whose reads are made again once it is opened.
+    raffle = await build(campaign(), SettableClock(NOON))
+    await configure(raffle, Participation(ACTIVITY, (Policy(1, 1, wins=Limit(1, Period.DAY)),)))
+    async with another_process(raffle) as other:
+        other.clock = raffle.clock
+        draws = [Draw("twice", ACTIVITY) for _ in range(100)]
+        found = [a for both in await asyncio.gather(answers(raffle, draws), answers(other, draws))
+                 for a in both]  # fmt: skip
+
+    assert kinds(found) == Counter({"prize": 1, WIN_LIMIT_REACHED: 199})
+    assert await chances_left(raffle, "twice") == 999
 
 
 async def test_the_activitys_win_a_day_cap_turns_499_of_500_wins_into_the_fallback(

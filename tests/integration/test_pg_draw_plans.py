@@ -51,26 +51,40 @@ def _records(size: int, run: int) -> list[list[Any]]:
 
 
 def _standings(size: int, run: int) -> list[list[Any]]:
-    """Participation's reads: two counters per draw, and each draw's points account."""
+    """Participation's reads: two counter rows per draw (a policy's, the caps'), and each
+    draw's points account."""
     users = [f"user{run}-{n}" for n in range(size)]
-    counters = [[n for n in range(size) for _ in "jw"], [u for u in users for _ in "jw"],
-                [1] * 2 * size, ["p1:joins:all", "p1:wins:all"] * size]  # fmt: skip
+    counters = [[n for n in range(size) for _ in "pc"], [u for u in users for _ in "pc"],
+                [1] * 2 * size, ["p1:all", "cap:all"] * size]  # fmt: skip
     return [*counters, list(range(size)), users] * len(TABLES)
 
 
+def _counters(size: int, run: int) -> list[list[Any]]:
+    """Participation's reads of a batch whose policies cost no points: counter rows alone."""
+    users = [f"user{run}-{n}" for n in range(size)]
+    return [list(range(size)), users, [1] * size, ["p1:all"] * size] * len(TABLES)
+
+
 def _counts(size: int, run: int) -> list[list[Any]]:
-    """Participation's writes: a counter and a debit per draw (then rolled back)."""
+    """Participation's writes: a counter row and a debit per draw (then rolled back)."""
     users, ids = (
         [f"user{run}-{n}" for n in range(size)],
         [f"{run:04d}{n:020d}" for n in range(size)],
     )
-    added = [users, [1] * size, ["p1:joins:all"] * size]
+    added = [users, [1] * size, ["p1:all"] * size, [1] * size, [0] * size]
     debits = [ids, users, [3] * size, ids, ["draw"] * size, [AT] * size]
     return (added + debits) * len(TABLES)
 
 
 def _records_and_counts(size: int, run: int) -> list[list[Any]]:
     return _records(size, run) + _counts(size, run)
+
+
+def _records_and_counters(size: int, run: int) -> list[list[Any]]:
+    """The records and the counter rows of a batch that debits no points."""
+    users = [f"user{run}-{n}" for n in range(size)]
+    added = [users, [1] * size, ["p1:all"] * size, [1] * size, [0] * size]
+    return _records(size, run) + added * len(TABLES)
 
 
 def _slots(size: int, run: int) -> list[list[Any]]:
@@ -87,8 +101,10 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
         consume_sql(TABLES): _claims,
         open_sql(TABLES): _welcomes,
         record_sql(TABLES): _records,
-        standings_sql(TABLES): _standings,
-        record_and_count_sql(TABLES, TABLES): _records_and_counts,
+        standings_sql(TABLES, True, True): _standings,
+        standings_sql(TABLES, True, False): _counters,
+        record_and_count_sql(TABLES, TABLES, True, True): _records_and_counts,
+        record_and_count_sql(TABLES, TABLES, True, False): _records_and_counters,
         _pg_claims(PRIZES): _slots,
     }
     try:

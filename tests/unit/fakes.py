@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -23,7 +23,7 @@ from raffle.domain.draws import OutboxMessage, RaffleOrder, Win, WinState
 from raffle.domain.flash_sales import Sale
 from raffle.domain.fulfilment import AccessGrant, Address, PoolStats, Shipment, ShipmentState
 from raffle.domain.points import InsufficientPoints, PointsAccount, PointsKind, PointsOrder
-from raffle.domain.policies import Participation
+from raffle.domain.policies import Counts, Participation
 from raffle.domain.prize_claims import ClaimState
 from raffle.domain.prize_images import PrizeImage
 from raffle.domain.quota import QuotaAccount, QuotaPack, Sku, TopUpOrder
@@ -473,7 +473,7 @@ class ShardStore:
     grants: dict[tuple[str, str], AccessGrant] = field(default_factory=dict)
     shipments: dict[str, Shipment] = field(default_factory=dict)
     deliveries: dict[str, Grant] = field(default_factory=dict)
-    counters: dict[tuple[str, int, str], int] = field(default_factory=dict)
+    counters: dict[tuple[str, int, str], Counts] = field(default_factory=dict)
     prize_claims: dict[str, tuple[str, ClaimState]] = field(default_factory=dict)
     audit: list[AuditEntry] = field(default_factory=list)
 
@@ -776,14 +776,15 @@ class FakeCounters:
 
     async def counts(
         self, user_id: str, activity_id: int, counters: Collection[str]
-    ) -> dict[str, int]:
-        found = ((c, self.s.counters.get((user_id, activity_id, c), 0)) for c in counters)
-        return {c: n for c, n in found if n}
+    ) -> dict[str, Counts]:
+        found = ((c, self.s.counters.get((user_id, activity_id, c))) for c in counters)
+        return {c: n for c, n in found if n is not None}
 
-    async def add(self, user_id: str, activity_id: int, counters: Collection[str]) -> None:
-        for c in counters:
+    async def add(self, user_id: str, activity_id: int, counters: Mapping[str, Counts]) -> None:
+        for c, (joins, wins) in counters.items():
             key = (user_id, activity_id, c)
-            self.s.counters[key] = self.s.counters.get(key, 0) + 1
+            had_joins, had_wins = self.s.counters.get(key, (0, 0))
+            self.s.counters[key] = (had_joins + joins, had_wins + wins)
 
 
 class FakePrizeClaims:

@@ -75,7 +75,7 @@ def test_the_first_policy_by_priority_that_admits_applies() -> None:
 def test_a_user_no_policy_admits_gets_every_reason() -> None:
     joins = Policy(3, 3, joins=Limit(2, Period.WEEK))
     wins = Policy(4, 4, wins=Limit(1, Period.DAY))
-    counts = {"p3:joins:2026-W48": 2, "p4:wins:2026-11-24": 1}
+    counts = {"p3:2026-W48": (2, 0), "p4:2026-11-24": (0, 1)}
     e = entry(
         Policy(1, 1, tag="vip"), Policy(2, 2, levels=frozenset({3})), joins, wins,
         Policy(5, 5, points_cost=1),
@@ -103,7 +103,22 @@ def test_early_refusals_come_from_the_audience_and_the_level() -> None:
 def test_an_early_refusal_reads_no_counter_of_its_policy() -> None:
     e = entry(Policy(1, 1, tag="vip", joins=Limit(1)), Policy(2, 2, joins=Limit(1)),
               early=(NOT_IN_AUDIENCE, None))  # fmt: skip
-    assert e.counters(awards=[7]) == ["p2:joins:all"]
+    assert e.counters(awards=[7]) == ["p2:all"]
+
+
+def test_a_policys_joins_and_wins_of_one_period_share_a_counter_row() -> None:
+    same = Policy(1, 1, joins=Limit(3, Period.DAY), wins=Limit(1, Period.DAY))
+    admission = admit(entry(same), Standing({"p1:2026-11-24": (2, 0)}))
+    assert entry(same).counters(awards=[7]) == ["p1:2026-11-24"]
+    assert admission.counted(7, wins=False) == {"p1:2026-11-24": (1, 0)}
+    assert admission.counted(7, wins=True) == {"p1:2026-11-24": (1, 1)}
+    # Its joins and its wins are read apart from the one row.
+    with pytest.raises(NotAdmitted) as joined:
+        admit(entry(same), Standing({"p1:2026-11-24": (3, 0)}))
+    assert joined.value.reasons == {1: JOIN_LIMIT_REACHED}
+    with pytest.raises(NotAdmitted) as won:
+        admit(entry(same), Standing({"p1:2026-11-24": (1, 1)}))
+    assert won.value.reasons == {1: WIN_LIMIT_REACHED}
 
 
 def test_a_join_counts_its_policys_joins_and_a_win_its_wins_and_the_caps() -> None:
@@ -111,20 +126,20 @@ def test_a_join_counts_its_policys_joins_and_a_win_its_wins_and_the_caps() -> No
     caps = PersonCaps(Limit(2, Period.MONTH), once_per_prize=True)
     admission = admit(entry(policy, caps=caps), Standing({}, balance=5))
     assert admission.cost == 5
-    assert admission.counted(7, wins=False) == ["p1:joins:2026-W48"]
-    assert admission.counted(7, wins=True) == [
-        "p1:joins:2026-W48", "p1:wins:2026-11-24", "cap:wins:2026-11", "won:7",
-    ]  # fmt: skip
+    assert admission.counted(7, wins=False) == {"p1:2026-W48": (1, 0)}
+    assert admission.counted(7, wins=True) == {
+        "p1:2026-W48": (1, 0), "p1:2026-11-24": (0, 1), "cap:2026-11": (0, 1), "won:7": (0, 1),
+    }  # fmt: skip
 
 
 def test_the_caps_stop_a_win_but_never_the_fallback() -> None:
     caps = PersonCaps(Limit(2, Period.DAY), once_per_prize=True)
     fresh = admit(entry(caps=caps), Standing({}))
     assert not fresh.capped(7, wins=True)
-    won_seven = admit(entry(caps=caps), Standing({"won:7": 1}))
+    won_seven = admit(entry(caps=caps), Standing({"won:7": (0, 1)}))
     assert won_seven.capped(7, wins=True)
     assert not won_seven.capped(8, wins=True)
-    two_today = admit(entry(caps=caps), Standing({"cap:wins:2026-11-24": 2}))
+    two_today = admit(entry(caps=caps), Standing({"cap:2026-11-24": (0, 2)}))
     assert two_today.capped(8, wins=True)
     assert not two_today.capped(8, wins=False)
 

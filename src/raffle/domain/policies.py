@@ -89,8 +89,10 @@ class Policy:
         if self.points_cost < 0:
             raise InvalidConfig("a points cost is zero or more", ("points_cost",))
 
-    def counter(self, what: str, limit: Limit, now: datetime, zone: str) -> str:
-        return f"p{self.policy_id}:{what}:{limit.period.key(now, zone)}"
+    def counter(self, limit: Limit, now: datetime, zone: str) -> str:
+        """The counter row of `limit`'s period at `now`: the policy's joins and wins of one
+        period share it (their limits read its two counts)."""
+        return f"p{self.policy_id}:{limit.period.key(now, zone)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,32 +120,46 @@ class Participation:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
+    # Worked out once from the policies, not by every draw: whether admitting needs the
+    # user's profile (a tag or levels), and whether a join may cost points.
+    needs_profile: bool = field(init=False, repr=False, compare=False)
+    costs_points: bool = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         ordered = tuple(sorted(self.policies, key=lambda p: (p.priority, p.policy_id)))
         object.__setattr__(self, "policies", ordered)
         ids = [p.policy_id for p in ordered]
         if len(set(ids)) != len(ids):
             raise InvalidConfig("policy ids are unique in an activity", ("policies",))
+        needs = any(p.tag is not None or p.levels for p in ordered)
+        object.__setattr__(self, "needs_profile", needs)
+        object.__setattr__(self, "costs_points", any(p.points_cost for p in ordered))
 
     @property
     def empty(self) -> bool:
         return not self.policies and not self.caps.any
 
     def named(self, now: datetime, zone: str) -> Names:
-        """Each policy's counters ("joins", "wins") and the caps' wins counter at `now`."""
+        """Each policy's counter rows ("joins", "wins": one row when both limits have the
+        same period) and the caps' counter row at `now`."""
         key = (int(now.timestamp() // 60), zone)
         if (names := self._named.get(key)) is None:
             if len(self._named) >= 4:  # a minute or two of each zone in use
                 self._named.clear()
             limits = tuple(_limits(p, now, zone) for p in self.policies)
             wins = self.caps.wins
-            cap = None if wins is None else f"cap:wins:{wins.period.key(now, zone)}"
+            cap = None if wins is None else f"cap:{wins.period.key(now, zone)}"
             names = self._named[key] = (limits, cap)
         return names
 
 
-# Each policy's counters by what they count, and the caps' wins counter (None: no such cap).
+# Each policy's counter rows by what they count, and the caps' row (None: no such cap).
 Names = tuple[tuple[Mapping[str, str], ...], str | None]
+# What one counter row holds, or what a draw adds to it: its joins and its wins.
+Counts = tuple[int, int]
+NONE: Counts = (0, 0)
+JOINED: Counts = (1, 0)
+WON: Counts = (0, 1)
 
 
 class NotAdmitted(RaffleError):
@@ -179,30 +195,37 @@ class Entry:
         object.__setattr__(self, "cap", cap)
 
     def counters(self, awards: Collection[int]) -> list[str]:
-        """The counters the draw reads: each policy's joins and wins in their period, the
-        caps' wins, and a mark per prize of `awards` the user may have won (once_per_prize)."""
-        names: list[str] = []
+        """The counter rows the draw reads, each once: each policy's joins and wins in their
+        period, the caps' wins, and a mark per prize of `awards` the user may have won
+        (once_per_prize)."""
+        names: dict[str, None] = {}
         for limits, early in zip(self.limits, self.early, strict=True):
             if early is None:
-                names += limits.values()
+                names.update(dict.fromkeys(limits.values()))
         if self.cap is not None:
-            names.append(self.cap)
+            names[self.cap] = None
         if self.participation.caps.once_per_prize:
-            names += (_prize_counter(a) for a in awards)
-        return names
+            names.update((_prize_counter(a), None) for a in awards)
+        return list(names)
 
     @property
     def costs_points(self) -> bool:
-        return any(p.points_cost for p in self.participation.policies)
+        return self.participation.costs_points
 
 
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """What the draw's transaction read for one user: the counters (missing ones are 0)
-    and the points available."""
+    """What the draw's transaction read for one user: the counter rows' joins and wins
+    (missing rows are 0) and the points available."""
 
-    counts: Mapping[str, int]
+    counts: Mapping[str, Counts]
     balance: int = 0
+
+    def joins(self, counter: str) -> int:
+        return self.counts.get(counter, NONE)[0]
+
+    def wins(self, counter: str) -> int:
+        return self.counts.get(counter, NONE)[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,24 +247,30 @@ class Admission:
         caps = self.entry.participation.caps
         if not wins:
             return False
-        if caps.once_per_prize and self.standing.counts.get(_prize_counter(award_id), 0):
+        if caps.once_per_prize and self.standing.wins(_prize_counter(award_id)):
             return True
         if caps.wins is None or self.entry.cap is None:
             return False
-        return self.standing.counts.get(self.entry.cap, 0) >= caps.wins.count
+        return self.standing.wins(self.entry.cap) >= caps.wins.count
 
-    def counted(self, award_id: int, wins: bool) -> list[str]:
-        """The counters this draw adds one to, having handed out `award_id`."""
-        limits, names = self.limits, []
+    def counted(self, award_id: int, wins: bool) -> dict[str, Counts]:
+        """What this draw adds to each counter row (its joins, its wins), having handed out
+        `award_id`: one more join on its policy's joins row, and if it `wins`, one more win
+        on its policy's wins row (the same row when both have one period), the caps' row
+        and the prize's mark."""
+        limits, added = self.limits, {}
         if "joins" in limits:
-            names.append(limits["joins"])
-        if wins and "wins" in limits:
-            names.append(limits["wins"])
-        if wins and self.entry.cap is not None:
-            names.append(self.entry.cap)
-        if wins and self.entry.participation.caps.once_per_prize:
-            names.append(_prize_counter(award_id))
-        return names
+            added[limits["joins"]] = JOINED
+        if not wins:
+            return added
+        if "wins" in limits:
+            row = limits["wins"]
+            added[row] = (1, 1) if row in added else WON
+        if self.entry.cap is not None:
+            added[self.entry.cap] = WON
+        if self.entry.participation.caps.once_per_prize:
+            added[_prize_counter(award_id)] = WON
+        return added
 
 
 def admit(entry: Entry, standing: Standing) -> Admission:
@@ -272,16 +301,16 @@ def early_refusal(policy: Policy, in_audience: bool, level: int) -> str | None:
 def _refusal(policy: Policy, limits: Mapping[str, str], standing: Standing) -> str | None:
     if standing.balance < policy.points_cost:
         return INSUFFICIENT_POINTS
-    if policy.joins and standing.counts.get(limits["joins"], 0) >= policy.joins.count:
+    if policy.joins and standing.joins(limits["joins"]) >= policy.joins.count:
         return JOIN_LIMIT_REACHED
-    if policy.wins and standing.counts.get(limits["wins"], 0) >= policy.wins.count:
+    if policy.wins and standing.wins(limits["wins"]) >= policy.wins.count:
         return WIN_LIMIT_REACHED
     return None
 
 
 def _limits(policy: Policy, now: datetime, zone: str) -> dict[str, str]:
     named = {"joins": policy.joins, "wins": policy.wins}
-    return {w: policy.counter(w, lim, now, zone) for w, lim in named.items() if lim is not None}
+    return {w: policy.counter(lim, now, zone) for w, lim in named.items() if lim is not None}
 
 
 def _prize_counter(award_id: int) -> str:

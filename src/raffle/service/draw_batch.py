@@ -27,7 +27,7 @@ from raffle.service.group_commit import GroupCommit
 from raffle.service.idempotency import KeyReused
 from raffle.service.notices import logged, message
 from raffle.service.participation import admitted, reading
-from raffle.service.ports import Attempt, DrawBatch, DrawBatches, DrawResult
+from raffle.service.ports import Attempt, DrawBatch, DrawBatches, DrawResult, Reading
 
 Answer = DrawResult | Exception
 AGAIN = None  # the draw goes again, in a batch of its own
@@ -134,7 +134,11 @@ async def _announce(
 async def _draw(
     batch: DrawBatch, attempts: Sequence[Attempt], drawn: dict[int, Drawn]
 ) -> list[Answer | None]:
-    chances = await batch.consume([attempt.claim() for attempt in attempts])
+    # What admitting each draw reads (its activity's policies and caps), known before any
+    # chance is taken: a store may read it with the chances.
+    reads = {n: r for n, attempt in enumerate(attempts) if (r := reading(attempt)) is not None}
+    needed = {n: read for n, read in reads.items() if read.counters or read.balance}
+    chances = await batch.consume([attempt.claim() for attempt in attempts], needed)
     answers: list[Answer | None] = [AGAIN] * len(attempts)
     counts: dict[int, int] = {}  # the draw count of each draw that got a chance
     welcomes: dict[int, QuotaPack] = {}  # first visits, opened in the batch
@@ -157,7 +161,7 @@ async def _draw(
         # A first visit whose account was opened meanwhile is not in the answer: AGAIN.
         opened = await batch.open_accounts(welcomes)
         counts.update((n, account.draws) for n, account in opened.items())
-    admissions = await _admit(batch, attempts, counts, answers)
+    admissions = await _admit(batch, attempts, reads, counts, answers)
     await _take_prizes(attempts, counts, admissions, answers, drawn)
     await batch.give_back([n for n in range(len(attempts)) if n not in drawn])
     counted = {n: c for n, d in drawn.items() if (c := d.counting(attempts[n])) is not None}
@@ -198,15 +202,17 @@ async def _take_prizes(
 async def _admit(
     batch: DrawBatch,
     attempts: Sequence[Attempt],
+    read: dict[int, Reading],
     counts: dict[int, int],
     answers: list[Answer | None],
 ) -> dict[int, Admission]:
-    """The admissions of the draws with a chance whose activity has policies or caps; those
-    refused (NotAdmitted) answered, and left out of `counts` (their chance goes back)."""
-    reads = {n: read for n in counts if (read := reading(attempts[n])) is not None}
+    """The admissions of the draws with a chance whose activity has policies or caps (what
+    `read` has); those refused (NotAdmitted) answered, and left out of `counts` (their
+    chance goes back)."""
+    reads = {n: read[n] for n in counts if n in read}
     if not reads:
         return {}
-    needed = {n: read for n, read in reads.items() if read.counters or read.balance}
+    needed = {n: r for n, r in reads.items() if r.counters or r.balance}
     standings = await batch.standings(needed) if needed else {}
     admissions: dict[int, Admission] = {}
     for n in reads:

@@ -38,7 +38,7 @@ async def enter(
         return None
     policies = participation.policies
     profile = Profile(user_id)
-    if profiles is not None and any(p.tag is not None or p.levels for p in policies):
+    if profiles is not None and participation.needs_profile:
         profile = await profiles.of(user_id)
     early = []
     for policy in policies:
@@ -56,7 +56,8 @@ def reading(attempt: Attempt) -> Reading | None:
     entry = attempt.entry
     if entry is None:
         return None
-    awards = [prize.award_id for prize in attempt.engine.strategy.prizes]
+    once = entry.participation.caps.once_per_prize
+    awards = [prize.award_id for prize in attempt.engine.strategy.prizes] if once else ()
     return Reading(entry.counters(awards), entry.costs_points)
 
 

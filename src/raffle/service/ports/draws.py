@@ -13,7 +13,7 @@ from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.engine import DrawEngine
 from raffle.domain.fairness import SeedInForce
 from raffle.domain.points import PointsOrder
-from raffle.domain.policies import Entry, Standing
+from raffle.domain.policies import Counts, Entry, Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.domain.randomness import RandomSource
 from raffle.domain.receipts import Receipt
@@ -97,8 +97,9 @@ class Chance:
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """What admitting one draw reads in its transaction: counters of the user in the
-    activity, and (if `balance`) their points available, locked until the commit."""
+    """What admitting one draw reads in its transaction: counter rows of the user in the
+    activity (each row's joins and wins), and (if `balance`) their points available, locked
+    until the commit."""
 
     counters: Sequence[str]
     balance: bool
@@ -106,10 +107,11 @@ class Reading:
 
 @dataclass(frozen=True, slots=True)
 class Counting:
-    """What one admitted draw writes in its transaction: one more on each counter, and the
-    points it costs (a spend order, out_business_no the raffle order's id)."""
+    """What one admitted draw writes in its transaction: what it adds to each counter row
+    (joins, wins), and the points it costs (a spend order, out_business_no the raffle
+    order's id)."""
 
-    counters: Sequence[str]
+    counters: Mapping[str, Counts]
     debit: PointsOrder | None
 
 
@@ -117,9 +119,12 @@ class DrawBatch(Transaction, Protocol):
     """One transaction on one shard database for draws of many users, one draw per user;
     each method is one statement for the whole batch, draws named by their position."""
 
-    async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
+    async def consume(
+        self, claims: Sequence[Claim], reads: Mapping[int, Reading] | None = None
+    ) -> list[Chance]:
         """Take a chance for each draw (in all three limits, or in none) and look up its
-        replay; in the order of `claims`."""
+        replay; in the order of `claims`. `reads` are what `standings` will be asked for the
+        draws that get a chance: a store may read them here, in the same round trip."""
         ...
 
     async def open_accounts(self, welcomes: Mapping[int, QuotaPack]) -> dict[int, QuotaAccount]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Protocol
 
-from raffle.domain.policies import Participation
+from raffle.domain.policies import Counts, Participation
 
 
 class ParticipationRepository(Protocol):
@@ -26,10 +26,10 @@ class CounterRepository(Protocol):
 
     async def counts(
         self, user_id: str, activity_id: int, counters: Collection[str]
-    ) -> dict[str, int]:
-        """The counters of `counters` that are not zero."""
+    ) -> dict[str, Counts]:
+        """The joins and wins of the counter rows of `counters` that exist."""
         ...
 
-    async def add(self, user_id: str, activity_id: int, counters: Collection[str]) -> None:
-        """One more on each of `counters`."""
+    async def add(self, user_id: str, activity_id: int, counters: Mapping[str, Counts]) -> None:
+        """Add to each counter row of `counters` its joins and wins."""
         ...

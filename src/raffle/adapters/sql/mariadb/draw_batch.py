@@ -45,7 +45,7 @@ from raffle.adapters.sql.tables.draw_rows import (
     win_values,
 )
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
-from raffle.domain.policies import Standing
+from raffle.domain.policies import Counts, Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports import Chance, Claim, Counting, Reading
 
@@ -64,17 +64,28 @@ class MariaDrawBatch(LaneTransaction):
         self._drawn: list[Drawn] = []
         self._counted: list[Statement] = []  # participation's counts, sent at the commit
         self._notices: list[tuple[str, OutboxMessage]] = []  # sent at the commit too
+        # Participation's reads sent with consume's statements, by draw (see consume).
+        self._read: dict[int, Standing] = {}
 
-    async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
+    async def consume(
+        self, claims: Sequence[Claim], reads: Mapping[int, Reading] | None = None
+    ) -> list[Chance]:
+        """As DrawBatch.consume; participation's `reads` go in the same round trip, after
+        the statements that lock the accounts (each statement reads what was committed when
+        it began: the counters of every draw committed before)."""
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
         self._batches.sizes[len(claims)] += 1
         self._claims, self._taken, self._drawn, self._counted = claims, {}, [], []
-        statements = [
+        statements: list[Statement] = [
             (consume_sql(index, len(draws)), [v for n in draws for v in (n, *claims[n])])
             for index, draws in by_table(claims, self._table, range(len(claims))).items()
         ]
-        chances = dict(self._chance(row) for rows in await self.send(statements) for row in rows)
+        taking = len(statements)
+        statements += self._reads(reads or {})
+        found = await self.send(statements)
+        chances = dict(self._chance(row) for rows in found[:taking] for row in rows)
+        self._read = _standings(reads or {}, found[taking:])
         return [chances[n] for n in range(len(claims))]
 
     def _chance(self, row: Sequence[Any]) -> tuple[int, Chance]:
@@ -110,6 +121,7 @@ class MariaDrawBatch(LaneTransaction):
         made = {row[0] for rows in await self.send(statements) for row in rows}
         opened: dict[int, QuotaAccount] = {}
         for n in (n for draws in tables.values() for n in draws):
+            self._read.pop(n, None)  # read before its account was: read again
             if self._claims[n][0] in made:
                 pack = welcomes[n]
                 self._taken[n] = (pack.day - 1, pack.month - 1)
@@ -129,6 +141,14 @@ class MariaDrawBatch(LaneTransaction):
             self._taken.pop(n, None)
 
     async def standings(self, reads: Mapping[int, Reading]) -> dict[int, Standing]:
+        # Read by consume, but for the first visits' (their accounts opened since).
+        unread = {n: read for n, read in reads.items() if n not in self._read}
+        statements = self._reads(unread)
+        found = _standings(unread, await self.send(statements)) if statements else {}
+        return {n: found[n] if n in found else self._read[n] for n in reads}
+
+    def _reads(self, reads: Mapping[int, Reading]) -> list[Statement]:
+        """The statements reading `reads`: counter rows, then points accounts (locked)."""
         statements: list[Statement] = []
         for index, draws in by_table(self._claims, self._table, reads).items():
             counters = [(n, *self._claims[n][:2], c) for n in draws for c in reads[n].counters]
@@ -137,19 +157,15 @@ class MariaDrawBatch(LaneTransaction):
             users = [(n, self._claims[n][0]) for n in draws if reads[n].balance]
             if users:
                 statements.append((balances_sql(index, len(users)), _flat(users)))
-        counts: dict[int, dict[str, int]] = {n: {} for n in reads}
-        balances: dict[int, int] = {}
-        for rows in await self.send(statements) if statements else []:
-            for row in rows:
-                if len(row) == 3:
-                    counts[row[0]][row[1]] = row[2]
-                else:
-                    balances[row[0]] = row[1]
-        return {n: Standing(counts[n], balances.get(n, 0)) for n in reads}
+        return statements
 
     async def count(self, counts: Mapping[int, Counting]) -> None:
         for index, draws in by_table(self._claims, self._table, counts).items():
-            added = [(*self._claims[n][:2], c) for n in draws for c in counts[n].counters]
+            added = [
+                (*self._claims[n][:2], c, *more)
+                for n in draws
+                for c, more in counts[n].counters.items()
+            ]
             if added:
                 self._counted.append((add_sql(index, len(added)), _flat(added)))
             for debit in (d for n in draws if (d := counts[n].debit) is not None):
@@ -206,6 +222,21 @@ class MariaDrawBatches(DrawLanes[LaneConnections, MariaDrawBatch]):
 
     def __init__(self, engines: Sequence[AsyncEngine], tables: int, size: int) -> None:
         super().__init__(engines, tables, size, LaneConnections, MariaDrawBatch)
+
+
+def _standings(
+    reads: Mapping[int, Reading], found: Sequence[tuple[Any, ...]]
+) -> dict[int, Standing]:
+    """The draws' standings from the rows of `_reads`' statements."""
+    counts: dict[int, dict[str, Counts]] = {n: {} for n in reads}
+    balances: dict[int, int] = {}
+    for rows in found:
+        for row in rows:
+            if len(row) == 4:
+                counts[row[0]][row[1]] = (row[2], row[3])
+            else:
+                balances[row[0]] = row[1]
+    return {n: Standing(counts[n], balances.get(n, 0)) for n in reads}
 
 
 def _flat(rows: Iterable[tuple[Any, ...]]) -> list[Any]:

@@ -17,12 +17,12 @@ from raffle.adapters.sql.tables.points import points_tables
 @cache
 def counters_sql(index: int, count: int) -> str:
     """`count` counters (rows of position, user, activity, counter) on shard table `index`:
-    those that have a row, with their count. A plain read: the accounts' row locks make one
+    those that have a row, with its joins and wins. A plain read: the accounts' row locks make one
     user's draws in an activity take turns, and READ COMMITTED reads what they committed."""
     table = participation_table(index).name
     rows = derived(("n", "user_id", "activity_id", "counter"), count)
     return (
-        f"SELECT x.n, x.counter, c.n FROM {rows} AS x JOIN {table} AS c "  # noqa: S608
+        f"SELECT x.n, x.counter, c.n, c.wins FROM {rows} AS x JOIN {table} AS c "  # noqa: S608
         "ON c.user_id = x.user_id AND c.activity_id = x.activity_id AND c.counter = x.counter"
     )
 
@@ -41,12 +41,13 @@ def balances_sql(index: int, count: int) -> str:
 
 @cache
 def add_sql(index: int, count: int) -> str:
-    """One more on `count` counters (rows of user, activity, counter) of shard table `index`."""
+    """`count` counter rows (rows of user, activity, counter, joins, wins) of shard table
+    `index` added to (made with them)."""
     table = participation_table(index).name
-    rows = ", ".join(["(%s, %s, %s, 1)"] * count)
+    rows = ", ".join(["(%s, %s, %s, %s, %s)"] * count)
     return (
-        f"INSERT INTO {table} (user_id, activity_id, counter, n) VALUES {rows} "  # noqa: S608
-        "ON DUPLICATE KEY UPDATE n = n + 1"
+        f"INSERT INTO {table} (user_id, activity_id, counter, n, wins) "  # noqa: S608
+        f"VALUES {rows} ON DUPLICATE KEY UPDATE n = n + VALUES(n), wins = wins + VALUES(wins)"
     )
 
 

@@ -47,7 +47,7 @@ from raffle.adapters.sql.tables.draw_rows import (
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.errors import Contention
 from raffle.domain.points import PointsOrder
-from raffle.domain.policies import Standing
+from raffle.domain.policies import Counts, Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports import Chance, Claim, Counting, Reading
 
@@ -60,9 +60,13 @@ class PgDrawBatch(LaneTransaction):
         self._claims: Sequence[Claim] = ()
         self._taken: dict[int, tuple[bool, bool]] = {}  # by draw: its day, its month taken too
         # The counts of `count`, by shard table, sent with the records.
-        self._counted: tuple[tuple[int, ...], list[list[Any]]] | None = None
+        # (its tables, whether it adds to counters, whether it debits points, its arrays)
+        self._counted: tuple[tuple[int, ...], bool, bool, list[list[Any]]] | None = None
 
-    async def consume(self, claims: Sequence[Claim]) -> list[Chance]:
+    async def consume(
+        self, claims: Sequence[Claim], reads: Mapping[int, Reading] | None = None
+    ) -> list[Chance]:
+        # Participation's reads wait for standings, a statement of their own (its docstring).
         if len({claim[0] for claim in claims}) != len(claims):
             raise ValueError("a batch holds one draw per user")
         self._batches.sizes[len(claims)] += 1
@@ -130,31 +134,45 @@ class PgDrawBatch(LaneTransaction):
 
     async def standings(self, reads: Mapping[int, Reading]) -> dict[int, Standing]:
         tables = by_table(self._claims, self._table, reads)
+        counters = any(read.counters for read in reads.values())
+        balance = any(read.balance for read in reads.values())
         args: list[list[Any]] = []
         for draws in tables.values():
-            counters = ((n, *self._claims[n][:2], c) for n in draws for c in reads[n].counters)
-            args += _arrays(len(COUNTER_COLUMNS), counters)
-            users = ((n, self._claims[n][0]) for n in draws if reads[n].balance)
-            args += _arrays(len(BALANCE_COLUMNS), users)
-        counts: dict[int, dict[str, int]] = {n: {} for n in reads}
+            if counters:
+                rows = ((n, *self._claims[n][:2], c) for n in draws for c in reads[n].counters)
+                args += _arrays(len(COUNTER_COLUMNS), rows)
+            if balance:
+                users = ((n, self._claims[n][0]) for n in draws if reads[n].balance)
+                args += _arrays(len(BALANCE_COLUMNS), users)
+        counts: dict[int, dict[str, Counts]] = {n: {} for n in reads}
         balances: dict[int, int] = {}
-        for row in await self.raw.fetch(standings_sql(tuple(tables)), *args):
-            if row["counter"] is None:
-                balances[row["n"]] = row["count"]
+        sql = standings_sql(tuple(tables), counters, balance)
+        for n, counter, count, wins in await self.raw.fetch(sql, *args):
+            if counter is None:
+                balances[n] = count
             else:
-                counts[row["n"]][row["counter"]] = row["count"]
+                counts[n][counter] = (count, wins)
         return {n: Standing(counts[n], balances.get(n, 0)) for n in reads}
 
     async def count(self, counts: Mapping[int, Counting]) -> None:
         # Sent with the records (record_and_count_sql): one round trip for both.
         tables = by_table(self._claims, self._table, counts)
+        counters = any(counted.counters for counted in counts.values())
+        debits = any(counted.debit is not None for counted in counts.values())
         args: list[list[Any]] = []
         for draws in tables.values():
-            added = ((*self._claims[n][:2], c) for n in draws for c in counts[n].counters)
-            args += _arrays(len(ADD_COLUMNS), added)
-            debits = (_debit(d) for n in draws if (d := counts[n].debit) is not None)
-            args += _arrays(len(DEBIT_COLUMNS), debits)
-        self._counted = (tuple(tables), args)
+            if counters:
+                added = (
+                    (*self._claims[n][:2], c, *more)
+                    for n in draws
+                    for c, more in counts[n].counters.items()
+                )
+                args += _arrays(len(ADD_COLUMNS), added)
+            if debits:
+                spent = (_debit(d) for n in draws if (d := counts[n].debit) is not None)
+                args += _arrays(len(DEBIT_COLUMNS), spent)
+        if counters or debits:
+            self._counted = (tuple(tables), counters, debits, args)
 
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
         tables: dict[int, list[tuple[RaffleOrder, Win, OutboxMessage]]] = {}
@@ -170,8 +188,9 @@ class PgDrawBatch(LaneTransaction):
         recorded = tuple(sorted(tables))
         sql = record_sql(recorded)
         if self._counted is not None:
-            counted, counts = self._counted
-            sql, args, self._counted = record_and_count_sql(recorded, counted), args + counts, None
+            counted, counters, debits, counts = self._counted
+            sql = record_and_count_sql(recorded, counted, counters, debits)
+            args, self._counted = args + counts, None
         try:
             await self.raw.execute(sql, *args)
         except asyncpg.UniqueViolationError as error:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from functools import cache
 from typing import Any
 
-from sqlalchemy import Row, delete, insert, select
+from sqlalchemy import Dialect, Insert, Row, Select, Table, bindparam, delete, insert, select
 
 from raffle.adapters.sql.connection import SqlConnection
 from raffle.adapters.sql.repositories.upsert import upsert
 from raffle.adapters.sql.tables.participation import participation_policy, person_cap
-from raffle.domain.policies import Limit, Participation, Period, PersonCaps, Policy
+from raffle.domain.policies import Counts, Limit, Participation, Period, PersonCaps, Policy
 
 
 class SqlParticipationRepository:
@@ -78,7 +79,7 @@ def _caps(row: Row[Any]) -> PersonCaps:
 
 
 class SqlCounterRepository:
-    """A shard's counters of joins and wins, by user, activity and counter name."""
+    """A shard's counter rows of joins and wins, by user, activity and counter name."""
 
     def __init__(self, connection: SqlConnection, table: Any) -> None:
         self._connection = connection
@@ -86,17 +87,34 @@ class SqlCounterRepository:
 
     async def counts(
         self, user_id: str, activity_id: int, counters: Collection[str]
-    ) -> dict[str, int]:
-        t = self._table
-        query = select(t.c.counter, t.c.n).where(
-            t.c.user_id == user_id, t.c.activity_id == activity_id, t.c.counter.in_(counters)
+    ) -> dict[str, Counts]:
+        found = await self._connection.execute(
+            _counts(self._table), {"u": user_id, "a": activity_id, "c": list(counters)}
         )
-        return {row.counter: row.n for row in await self._connection.execute(query)}
+        return {row.counter: (row.n, row.wins) for row in found}
 
-    async def add(self, user_id: str, activity_id: int, counters: Collection[str]) -> None:
-        """One more on each of `counters`."""
-        t = self._table
-        for counter in sorted(counters):
-            row = {"user_id": user_id, "activity_id": activity_id, "counter": counter, "n": 1}
-            statement = upsert(self._connection.dialect, t, row, computed={"n": t.c.n + 1})
-            await self._connection.execute(statement)
+    async def add(self, user_id: str, activity_id: int, counters: Mapping[str, Counts]) -> None:
+        """Add to each counter row of `counters` its joins and wins, in one executemany."""
+        rows = [{"u": user_id, "a": activity_id, "c": c, "j": joins, "w": wins}
+                for c, (joins, wins) in sorted(counters.items())]  # fmt: skip
+        if rows:
+            await self._connection.execute(_add(self._connection.dialect, self._table), rows)
+
+
+# A draw's statements made once per table (and dialect), bound at each execution: made
+# anew, SQLAlchemy's constructs cost a draw more than the database's work.
+@cache
+def _counts(t: Table) -> Select[Any]:
+    return select(t.c.counter, t.c.n, t.c.wins).where(
+        t.c.user_id == bindparam("u"),
+        t.c.activity_id == bindparam("a"),
+        t.c.counter.in_(bindparam("c", expanding=True)),
+    )
+
+
+@cache
+def _add(dialect: Dialect, t: Table) -> Insert:
+    names = {"user_id": "u", "activity_id": "a", "counter": "c", "n": "j", "wins": "w"}
+    row: dict[str, Any] = {column: bindparam(name) for column, name in names.items()}
+    added = {"n": t.c.n + bindparam("j"), "wins": t.c.wins + bindparam("w")}
+    return upsert(dialect, t, row, computed=added)

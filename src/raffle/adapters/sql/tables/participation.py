@@ -10,7 +10,7 @@ from sqlalchemy import BigInteger, Boolean, Column, Integer, MetaData, String, T
 from raffle.adapters.sql.tables.config import metadata
 from raffle.adapters.sql.tables.shard import shard_metadata
 
-COUNTER_LENGTH = 48  # "p<policy id>:wins:2026-W48", "cap:wins:2026-11-24", "won:<award id>"
+COUNTER_LENGTH = 48  # "p<policy id>:2026-W48", "cap:2026-11-24", "won:<award id>"
 
 participation_policy = Table(
     "participation_policy",
@@ -46,9 +46,10 @@ def participation_table(index: int) -> Table:
     return define(index, shard_metadata)
 
 
-def define(index: int, metadata: MetaData) -> Table:
+def define(index: int, metadata: MetaData, *, wins: bool = True) -> Table:
     # One row per user, activity and counter; a counter's name holds its period, so a new
-    # day starts at no row (zero) and nothing has to be reset.
+    # day starts at no row (zero) and nothing has to be reset. A row counts joins (`n`) and
+    # wins: a policy whose joins and wins have one period reads and writes one row a draw.
     return Table(
         f"participation_{index:03d}",
         metadata,
@@ -56,4 +57,10 @@ def define(index: int, metadata: MetaData) -> Table:
         Column("activity_id", BigInteger, primary_key=True, autoincrement=False),
         Column("counter", String(COUNTER_LENGTH), primary_key=True),
         Column("n", Integer, nullable=False),
+        *([wins_column()] if wins else []),
     )
+
+
+def wins_column() -> Column[int]:
+    """A counter row's wins (`n` its joins): added by migration 0030."""
+    return Column("wins", Integer, nullable=False, server_default="0")

@@ -24,7 +24,10 @@ depends_on: str | Sequence[str] | None = None
 
 
 def _tables() -> list[sa.Table]:
-    return new_tables.of_revision(CONFIG_TABLES, lambda index, metadata: [define(index, metadata)])
+    def shard(index: int, metadata: sa.MetaData) -> list[sa.Table]:
+        return [define(index, metadata, wins=False)]  # 0030 adds the wins column
+
+    return new_tables.of_revision(CONFIG_TABLES, shard)
 
 
 def _raffle_orders() -> Iterator[str]:
