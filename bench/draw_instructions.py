@@ -338,8 +338,8 @@ def main() -> None:
         total = counted(Path(folder), args.draws, args.concurrency, args.callgrind_out)
     where = "PostgreSQL 2 x 4 + Redis" if args.postgres else "embedded"
     print(
-        f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws of {args.activity}, {where}, "
-        f"{args.concurrency} at once)"
+        f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws of "
+        f"{args.activity}, {where}, {args.concurrency} at once)"
     )
 
 
