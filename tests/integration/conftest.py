@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -21,6 +22,7 @@ from raffle.service.ports import Shards
 from raffle.settings import Settings
 from tests.alipay_world import NotifyUrl, Sim, new_key, notify_url, simulator
 from tests.conftest import unavailable
+from tests.integration.delivery_world import fresh_queues
 from tests.integration.raffles import Build, SettableClock, wired
 from tests.integration.redis_clients import REDIS_KINDS, connected, redis_settings
 from tests.services import RedisServer, ServiceUnavailable
@@ -80,20 +82,26 @@ async def build(
     make_database_url: Callable[[str], Awaitable[str]],
 ) -> AsyncIterator[Build]:
     """Builds a raffle on the backend: SQLite alone (1 x 1), or two real databases
-    (2 x 4 shards) with Redis for stock: one Redis, or a 3-master Redis Cluster."""
+    (2 x 4 shards) with Redis for stock: one Redis, or a 3-master Redis Cluster; and, where a
+    test asks for `+rabbitmq`, RabbitMQ for the messages instead of the in-process broker.
+    `options` are further settings."""
     made: list[Raffle] = []
+    backend, *servers = str(request.param).split("+")
+    brokers = {"broker_url": await rabbitmq(request)} if "rabbitmq" in servers else {}
 
-    async def build(loaded: Campaign, clock: SettableClock | None = None) -> Raffle:
-        if request.param == "sqlite":
-            settings = Settings(database_url=f"sqlite:///{tmp_path}/raffle-{len(made)}.db")
+    async def build(loaded: Campaign, clock: SettableClock | None = None, **options: Any) -> Raffle:
+        if backend == "sqlite":
+            settings = Settings(
+                database_url=f"sqlite:///{tmp_path}/raffle-{len(made)}.db", **options
+            )
         else:
-            backend, kind = request.param.split("+")
             first, second = await make_database_url(backend), await make_database_url(backend)
             settings = Settings(
                 database_url=first,
                 shard_urls=second,
                 shard_tables=4,
-                **await redis_settings(request, kind),
+                **await redis_settings(request, servers[0]),
+                **{**brokers, **options},
             )
         raffle = await wired(settings, loaded, clock)
         made.append(raffle)
@@ -102,6 +110,13 @@ async def build(
     yield build
     for raffle in made:
         await raffle.close()
+
+
+async def rabbitmq(request: pytest.FixtureRequest) -> str:
+    """The session's RabbitMQ, without the queues (and messages) of the tests before."""
+    url = str(request.getfixturevalue("rabbitmq_url"))
+    await fresh_queues(url)
+    return url
 
 
 @pytest.fixture

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any, Protocol
 
 from raffle.adapters.sql.migrate import upgrade
 from raffle.bootstrap import Raffle, bootstrap
@@ -61,4 +62,9 @@ async def wired(settings: Settings, loaded: Campaign, clock: SettableClock | Non
     return raffle
 
 
-Build = Callable[[Campaign, SettableClock | None], Awaitable[Raffle]]  # the `build` fixture
+class Build(Protocol):
+    """The `build` fixture: a raffle wired on the test's backend, `options` further settings."""
+
+    def __call__(
+        self, loaded: Campaign, clock: SettableClock | None = None, /, **options: Any
+    ) -> Awaitable[Raffle]: ...
