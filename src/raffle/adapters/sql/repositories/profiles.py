@@ -37,6 +37,7 @@ _UPDATE = (
 class SqlProfileRepository:
     def __init__(self, connection: SqlConnection) -> None:
         self._connection = connection
+        self._moved = False  # the version row moved on in this transaction
 
     async def get(self, user_id: str) -> Profile | None:
         found = await self.stored(user_id)
@@ -56,6 +57,9 @@ class SqlProfileRepository:
         return found
 
     async def for_change(self, user_ids: Collection[str]) -> dict[str, Profile]:
+        # The version row first: a change waiting for another reads after that one committed,
+        # so what it writes is never made from a read the other outdated.
+        await self._moved_on()
         ids, found = sorted(set(user_ids)), {}  # locked in one order: no deadlock between two
         for start in range(0, len(ids), _IN_CHUNK):
             query = (
@@ -124,7 +128,9 @@ class SqlProfileRepository:
     async def _moved_on(self) -> None:
         # Before any row is written: no writer holds the version row while it waits for a
         # row (or a phone's unique key) that another writer, waiting for it, wrote.
-        await self._connection.execute(_MOVE_ON)
+        if not self._moved:
+            await self._connection.execute(_MOVE_ON)
+            self._moved = True
 
     async def _one_by_one(self, profiles: Sequence[Profile], at: datetime) -> dict[str, PhoneTaken]:
         refused = {}
