@@ -103,7 +103,9 @@ async function showConsole(me) {
   const titles = { campaign: "Campaign", policies: "Policies", live: "Live", switches: "Switches", profiles: "Profiles", tags: "Tags", trees: "Trees", content: "Content", payments: "Payments", deny: "Deny lists", codes: "Codes", flash: "Flash sales", audit: "Audit", file: "Import / export" };
   const panel = h("section", { class: "card wide", id: "view" });
   const tabs = Object.keys(views).map((key) => h("button", { role: "tab", id: `tab-${key}`, onclick: () => show(key) }, titles[key]));
+  let chosen = null; // a tab the operator opened while the campaign was still loading
   const show = (key) => {
+    chosen = key;
     tabs.forEach((t) => t.setAttribute("aria-selected", String(t.id === `tab-${key}`)));
     panel.replaceChildren(views[key]);
     notify(""); // a message belongs to the view it came from
@@ -123,7 +125,7 @@ async function showConsole(me) {
   };
   app.replaceChildren(h("nav", { class: "tabs wide", role: "tablist" }, ...tabs), panel);
   await editor.reload();
-  show(editor.activities().some((a) => a.state === "running") ? "live" : "campaign");
+  if (chosen === null) show(editor.activities().some((a) => a.state === "running") ? "live" : "campaign");
 }
 
 document.addEventListener("session-expired", (event) => {
