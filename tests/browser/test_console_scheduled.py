@@ -1,5 +1,6 @@
 """The operator console in a real browser: an activity made scheduled in the forms (its draw
-time, winners per prize, a person's limit), saved, and exported with those fields."""
+time, winners per prize, a person's limit), saved, and exported with those fields; one also
+marked queued refused at its checkbox."""
 
 from __future__ import annotations
 
@@ -41,3 +42,28 @@ def test_an_operator_makes_an_activity_scheduled(blank_server: Server, tab: Open
     assert datetime.fromisoformat(cutoff[1]) == draw_at - timedelta(minutes=30)  # by default
 
     assert console.errors == []
+
+
+def test_a_scheduled_activity_with_queued_draws_is_refused_at_the_checkbox(
+    blank_server: Server, tab: OpenTab
+) -> None:
+    console = tab(blank_server.url + "/console", DESKTOP)
+    page = console.page
+    log_in(console, blank_server.operator())
+    build_campaign(page)
+    page.locator("#f-strategies-0-prizes-0-rate").fill("1")
+    page.locator("#f-activities-0-kind").select_option("scheduled")
+    begins = datetime.fromisoformat(page.locator("#f-activities-0-begin_at").input_value())
+    page.locator("#f-activities-0-draw_at").fill((begins + timedelta(days=2)).isoformat())
+    page.locator("#f-activities-0-winners_per_prize").fill("5")
+    page.locator("#f-activities-0-queued").check()
+    page.locator("#save").click()
+    refused = page.locator('.field-error[data-for="activities.0.queued"]')
+    expect(refused).to_contain_text("queued or scheduled, not both")
+    expect(page.locator("#f-activities-0-queued")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#notice")).not_to_contain_text("Saved")
+
+    page.locator("#f-activities-0-queued").uncheck()
+    page.locator("#save").click()
+    expect(page.locator("#notice")).to_contain_text("Saved")
+    expect(page.locator(".field-error")).to_have_count(0)

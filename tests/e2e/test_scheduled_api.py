@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import uuid
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -187,3 +188,29 @@ async def test_the_policies_admit_entries_as_they_admit_draws(api: Api) -> None:
     refused = await api.client.post(entry, headers=await api.login("outsider"))
     assert (refused.status_code, refused.json()["code"]) == (403, "not_admitted")
     assert refused.json()["refusals"] == [{"policy_id": 1, "reason": "not_in_audience"}]
+
+
+async def test_an_upload_marking_a_scheduled_activity_queued_is_refused_at_its_line(
+    api: Api,
+) -> None:
+    await _load(api, datetime.now(UTC))
+    root = await api.login("root", admin=True)
+    exported = await api.client.get("/api/admin/campaigns", headers=root)
+    assert exported.status_code == 200, exported.text
+    lines = exported.text.splitlines()
+    at = lines.index(f"- id: {SCHEDULED}")
+    kind = next(i for i in range(at, len(lines)) if lines[i].strip() == "kind: scheduled")
+    lines.insert(kind, lines[kind].replace("kind: scheduled", "queued: true"))
+    both = "\n".join(lines) + "\n"
+    headers = root | {"Content-Type": "application/yaml", "Idempotency-Key": str(uuid.uuid4())}
+    answer = await api.client.post("/api/admin/campaigns", content=both, headers=headers)
+    assert (answer.status_code, answer.json()["code"]) == (422, "invalid_campaign_file")
+    (problem,) = answer.json()["errors"]
+    assert problem["reason"] == "queued_and_scheduled"
+    assert problem["line"] == kind + 1
+    assert problem["at"].endswith(".queued")
+    assert "not both" in problem["message"]
+    after = await api.client.get("/api/admin/campaigns", headers=root)
+    assert after.text == exported.text  # nothing stored
+    drawn = await api.client.post(f"/api/activities/{SCHEDULED}/draws", headers=root)
+    assert (drawn.status_code, drawn.json()["code"]) == (409, "draws_at_set_time")  # no ticket

@@ -3,7 +3,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from raffle.domain.activity import ActivityKind, ActivityState, IllegalTransition, UnknownAction
+from raffle.domain.activity import (
+    ActivityKind,
+    ActivityState,
+    IllegalTransition,
+    QueuedAndScheduled,
+    UnknownAction,
+)
 from raffle.domain.campaign import Campaign
 from raffle.domain.caps import NO_CAPS, Caps
 from raffle.domain.errors import InvalidConfig
@@ -129,3 +135,15 @@ async def test_the_schedule_of_a_running_activity_is_frozen() -> None:
     w.set_state(S.EDIT)
     await load_campaign(Campaign(awards, (strategy,), packs, (timed,)), w.uow())
     assert w.config.activities[ACTIVITY].kind is ActivityKind.SCHEDULED
+
+
+def test_an_activity_is_queued_or_scheduled_never_both() -> None:
+    instant = world().config.activities[ACTIVITY]
+    at = instant.begin_at + (instant.end_at - instant.begin_at) / 2
+    assert replace(instant, queued=True).queued
+    assert replace(instant, schedule=scheduled(at, 5)).kind is ActivityKind.SCHEDULED
+    with pytest.raises(QueuedAndScheduled) as error:
+        replace(instant, queued=True, schedule=scheduled(at, 5))
+    assert error.value.code == "queued_and_scheduled"
+    assert error.value.path == ("queued",)
+    assert isinstance(error.value, InvalidConfig)  # reported as any invalid field

@@ -322,6 +322,21 @@ def test_a_scheduled_activity_reads_and_writes_back(tmp_path: Path) -> None:
     assert again.activities == campaign.activities
 
 
+def test_an_activity_both_queued_and_scheduled_is_refused_at_its_line(tmp_path: Path) -> None:
+    text = GOOD + SCHEDULED.replace("    kind:", "    queued: true\n    kind:")
+    line = text.splitlines().index("    queued: true") + 1
+    with pytest.raises(InvalidCampaignFile) as error:
+        read_campaign(write(tmp_path, text))
+    (problem,) = error.value.problems
+    where = (problem.line, problem.where, problem.reason)
+    assert where == (line, "activities.0.queued", "queued_and_scheduled")
+    assert "queued or scheduled, not both" in problem.message
+    assert f"line {line}: activities.0.queued:" in str(error.value)
+    assert str(error.value).endswith("(queued_and_scheduled)")
+    plain = read_campaign(write(tmp_path, text.replace("queued: true", "queued: false")))
+    assert [(a.queued, a.kind.value) for a in plain.activities] == [(False, "scheduled")]
+
+
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [

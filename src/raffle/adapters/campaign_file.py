@@ -47,6 +47,7 @@ from raffle.domain.winners_feed import FeedDisplay
 
 Location = tuple[str | int, ...]
 T = TypeVar("T")
+Report = Callable[[Location, str, str | None], None]  # where, what, the stable code if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +55,12 @@ class Problem:
     line: int
     where: str
     message: str
+    reason: str | None = None  # the stable code of a problem with one of its own
 
     def __str__(self) -> str:
         where = f"{self.where}: " if self.where else ""
-        return f"line {self.line}: {where}{self.message}"
+        reason = f" ({self.reason})" if self.reason else ""
+        return f"line {self.line}: {where}{self.message}{reason}"
 
 
 class InvalidCampaignFile(RaffleError):
@@ -232,26 +235,26 @@ def parse_campaign(text: str, source: str, files: PackedFiles | None = None) -> 
     data = _Loader.construct(root) if root is not None else {}
     found: list[Problem] = []
 
-    def report(path: Location, message: str) -> None:
-        found.append(_problem(lines, path, message))
+    def report(path: Location, message: str, reason: str | None = None) -> None:
+        found.append(_problem(lines, path, message, reason))
 
     items = _items(data, report)
     campaign, kept = _to_domain(items, report, ImageShelf(files))
     for problem in campaign.problems():
-        report(_in_file(problem.path, kept), problem.message)
+        report(_in_file(problem.path, kept), problem.message, _reason(problem))
     if found:
         raise InvalidCampaignFile(source, sorted(found, key=lambda p: p.line))
     return campaign
 
 
-def _items(data: Any, report: Callable[[Location, str], None]) -> Items:
+def _items(data: Any, report: Report) -> Items:
     """Each section's items that match their model; the others reported, field by field."""
     try:
         sections = CampaignIn.model_validate(data)
     except ValidationError as error:
         bad = set()
         for e in error.errors():
-            report(tuple(e["loc"]), e["msg"])
+            report(tuple(e["loc"]), e["msg"], None)
             bad.add(e["loc"][0] if e["loc"] else None)
         if None in bad or not isinstance(data, dict):
             return {}
@@ -264,18 +267,18 @@ def _items(data: Any, report: Callable[[Location, str], None]) -> Items:
                 items[name].append((i, model.model_validate(raw)))
             except ValidationError as error:
                 for e in error.errors():
-                    report((name, i, *e["loc"]), e["msg"])
+                    report((name, i, *e["loc"]), e["msg"], None)
     for j, (pool, raw) in enumerate(sections.code_pools.items()):
         try:
             items["code_pools"].append((j, CodePool(pool, tuple(CODES.validate_python(raw)))))
         except ValidationError as error:
             for e in error.errors():
-                report(("code_pools", pool, *e["loc"]), e["msg"])
+                report(("code_pools", pool, *e["loc"]), e["msg"], None)
     return items
 
 
 def _to_domain(
-    items: Items, report: Callable[[Location, str], None], shelf: ImageShelf
+    items: Items, report: Report, shelf: ImageShelf
 ) -> tuple[Campaign, dict[str, list[int]]]:
     """The campaign of the items that build, and where in the file each built item is."""
     kept: dict[str, list[int]] = {}
@@ -286,10 +289,10 @@ def _to_domain(
             try:
                 built.append(build(item))
             except InvalidConfig as error:
-                report((section, i, *error.path), error.message)
+                report((section, i, *error.path), error.message, _reason(error))
             except _Invalid as invalid:
                 for problem in invalid.problems:
-                    report((section, i, *problem.path), problem.message)
+                    report((section, i, *problem.path), problem.message, _reason(problem))
             else:
                 kept[section].append(i)
         return tuple(built)
@@ -312,9 +315,7 @@ def _to_domain(
     return campaign, kept
 
 
-def _participations(
-    items: Items, report: Callable[[Location, str], None]
-) -> tuple[Participation, ...]:
+def _participations(items: Items, report: Report) -> tuple[Participation, ...]:
     """The activities' participation (policies, caps) where they have any; loading the file
     leaves its other activities with none."""
     built = []
@@ -322,10 +323,15 @@ def _participations(
         try:
             found = participation(a.id, a.policies, a.person_caps)
         except InvalidConfig as error:
-            report(("activities", i, *error.path), error.message)
+            report(("activities", i, *error.path), error.message, _reason(error))
         else:
             built += [] if found.empty else [found]
     return tuple(built)
+
+
+def _reason(error: InvalidConfig) -> str | None:
+    """The error's code where it has one of its own (`queued_and_scheduled`)."""
+    return None if error.code == InvalidConfig.code else error.code
 
 
 def _in_file(path: Location, kept: dict[str, list[int]]) -> Location:
@@ -484,9 +490,12 @@ def _lines(node: yaml.Node, at: Location = ()) -> dict[Location, int]:
     return found
 
 
-def _problem(lines: dict[Location, int], path: Location, message: str) -> Problem:
+def _problem(
+    lines: dict[Location, int], path: Location, message: str, reason: str | None
+) -> Problem:
     # The deepest part of the path that is in the file: a missing field points at its parent.
+    where = ".".join(map(str, path))
     for depth in range(len(path), -1, -1):
         if path[:depth] in lines:
-            return Problem(lines[path[:depth]], ".".join(map(str, path)), message)
-    return Problem(1, ".".join(map(str, path)), message)
+            return Problem(lines[path[:depth]], where, message, reason)
+    return Problem(1, where, message, reason)

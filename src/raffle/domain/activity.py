@@ -52,6 +52,13 @@ class UnknownAction(RaffleError):
     code = "unknown_action"
 
 
+class QueuedAndScheduled(InvalidConfig):
+    """An activity marked both queued and scheduled: a scheduled one takes entries, never
+    draws, so there would be no draw to queue, and its entrants would be told "queued"."""
+
+    code = "queued_and_scheduled"
+
+
 @dataclass(frozen=True, slots=True)
 class Activity:
     id: int
@@ -80,6 +87,9 @@ class Activity:
             raise InvalidConfig(f"unknown time zone {self.time_zone!r}", ("time_zone",)) from None
         if self.schedule is not None and not (self.begin_at < self.schedule.draw_at <= self.end_at):
             raise InvalidConfig("the draw time is within the activity's window", ("draw_at",))
+        if self.queued and self.schedule is not None:
+            said = "an activity is queued or scheduled, not both: a scheduled one takes entries"
+            raise QueuedAndScheduled(said, ("queued",))
 
     @property
     def kind(self) -> ActivityKind:

@@ -241,7 +241,11 @@ class ProblemDetail(BaseModel):
     at: str = Field(description="The field (`body.sku`) or file path (`strategies.0.rate`).")
     message: str
     line: int | None = Field(None, description="A campaign file's or a condition's line, from 1.")
-    reason: str | None = Field(None, description="A stable kind of problem (a tree's checks).")
+    reason: str | None = Field(
+        None,
+        description="A stable kind of problem: a tree's checks, a campaign file's problems "
+        "with a code of their own (`queued_and_scheduled`).",
+    )
     column: int | None = Field(None, description="A condition's column, from 1.")
 
 
@@ -295,7 +299,10 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
     (
         InvalidCampaignFile,
         lambda e: {
-            "errors": [{"line": p.line, "at": p.where, "message": p.message} for p in e.problems]
+            "errors": [
+                {"line": p.line, "at": p.where, "message": p.message, "reason": p.reason}
+                for p in e.problems
+            ]
         },
     ),
     (
