@@ -39,7 +39,7 @@ class OrderState(StrEnum):
     AWAITING_PAYMENT = "awaiting_payment"  # priced in cents: paid, or expired, later
     DONE = "done"  # paid, or priced in points (debited with the order), or free
     EXPIRED = "expired"  # unpaid in time: its unit went back to the sale
-    REFUSED = "refused"  # no unit for it: none left in the database, points short, a stray
+    REFUSED = "refused"  # queued, but the database had no unit left (after a cache loss)
 
 
 LIVE = (OrderState.AWAITING_PAYMENT, OrderState.DONE)  # orders holding a unit
