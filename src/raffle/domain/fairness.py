@@ -41,15 +41,12 @@ class ServerSeed:
     starts_at: datetime
     ends_at: datetime
     commitment: str = field(init=False, compare=False)  # computed once: every receipt has it
-    # HMAC-SHA256 keyed with the seed, copied for each message: the key is set up once.
-    mac: hmac.HMAC = field(init=False, repr=False, compare=False)
     # The seals of receipt fields whose values repeat from draw to draw, by (field, value):
     # each is made once under this seed (receipts.issued).
     seals: dict[tuple[str, Any], str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "commitment", commitment(self.secret))
-        object.__setattr__(self, "mac", keyed(self.secret))
         object.__setattr__(self, "seals", {})
 
     def revealed(self, now: datetime) -> bool:
@@ -59,19 +56,9 @@ class ServerSeed:
         return self.starts_at <= at < self.ends_at
 
 
-def keyed(seed: bytes) -> hmac.HMAC:
-    """HMAC-SHA256 keyed with `seed`, to copy for each message."""
-    return hmac.new(seed, digestmod=hashlib.sha256)
-
-
-def hmac_sha256(key: bytes | hmac.HMAC, message: bytes) -> bytes:
-    """HMAC-SHA256 of `message`: under a key as bytes in one call to OpenSSL (hmac.digest),
-    cheaper than copying a keyed HMAC object in Python; or on a copy of a keyed one."""
-    if isinstance(key, bytes):
-        return hmac.digest(key, message, hashlib.sha256)
-    mac = key.copy()
-    mac.update(message)
-    return mac.digest()
+def hmac_sha256(key: bytes, message: bytes) -> bytes:
+    """HMAC-SHA256 of `message` under `key`, in one call to OpenSSL (hmac.digest)."""
+    return hmac.digest(key, message, hashlib.sha256)
 
 
 def check_client_seed(text: str) -> str:
@@ -96,9 +83,7 @@ class HmacStream:
 
     __slots__ = ("_counter", "_key", "_prefix", "_words")
 
-    def __init__(
-        self, seed: bytes | hmac.HMAC, client_seed: str, order_id: str, nonce: int
-    ) -> None:
+    def __init__(self, seed: bytes, client_seed: str, order_id: str, nonce: int) -> None:
         self._key = seed
         self._prefix = f"{client_seed}|{order_id}|{nonce}|".encode()
         self._counter = 0

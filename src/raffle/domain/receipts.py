@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -19,7 +18,6 @@ from raffle.domain.fairness import (
     canonical,
     commitment,
     hmac_sha256,
-    keyed,
 )
 from raffle.domain.rules import LISTED, DrawContext, parse_listed
 from raffle.domain.strategy import Strategy
@@ -124,7 +122,7 @@ def _plain(value: Any) -> Any:
     return value.to_json() if isinstance(value, Trail) else value
 
 
-def seal(seed: bytes | hmac.HMAC, name: str, value: Any) -> str:
+def seal(seed: bytes, name: str, value: Any) -> str:
     """HMAC-SHA256(seed, "name=" + the value as canonical JSON), its first 16 bytes in hex."""
     return hmac_sha256(seed, name.encode() + b"=" + _json(value)).hex()[:32]
 
@@ -151,10 +149,9 @@ def trail_text(trail: Trail) -> str:
     return canonical(trail.to_json()).decode()
 
 
-def sealed(seed: bytes | hmac.HMAC, **values: Any) -> Receipt:
+def sealed(seed: bytes, **values: Any) -> Receipt:
     """A receipt of `values` (every field but the seals), its inputs sealed under `seed`."""
-    key = keyed(seed) if isinstance(seed, bytes) else seed
-    seals = {name: seal(key, name, values[name]) for name in SEALED}
+    seals = {name: seal(seed, name, values[name]) for name in SEALED}
     return Receipt(**values, seals=seals)
 
 
@@ -190,8 +187,7 @@ def differences(
 ) -> list[str]:
     """The receipt's fields that differ from what the server issued, or from what the
     revealed `seed` and the published odds (hash `odds`) give; empty: it matches."""
-    key = keyed(seed)
-    named = [n for n in SEALED if receipt.seals.get(n) != seal(key, n, getattr(receipt, n))]
+    named = [n for n in SEALED if receipt.seals.get(n) != seal(seed, n, getattr(receipt, n))]
     if commitment(seed) != receipt.commitment and "commitment" not in named:
         named.append("commitment")
     if receipt.odds_hash != odds and "odds_hash" not in named:
@@ -273,5 +269,5 @@ def _kept(seed: ServerSeed, name: str, value: Any) -> str:
     if found is None:
         if len(seed.seals) >= KEPT_SEALS:
             seed.seals.clear()
-        found = seed.seals[name, value] = seal(seed.mac, name, value)
+        found = seed.seals[name, value] = seal(seed.secret, name, value)
     return found
