@@ -9,14 +9,16 @@ from datetime import datetime, timedelta
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import DESKTOP, OpenTab, Server
+from tests.browser.conftest import DESKTOP, OpenTab, Server, Tab
 from tests.browser.test_console import ACTIVITY, build_campaign, log_in
 
 
-def test_an_operator_makes_an_activity_scheduled(blank_server: Server, tab: OpenTab) -> None:
-    console = tab(blank_server.url + "/console", DESKTOP)
+def _scheduled_campaign(server: Server, tab: OpenTab) -> tuple[Tab, datetime]:
+    """The console, signed in, with a new campaign whose activity is drawn at a set time
+    (5 winners a prize, two days after it begins); that draw time."""
+    console = tab(server.url + "/console", DESKTOP)
     page = console.page
-    log_in(console, blank_server.operator())
+    log_in(console, server.operator())
     build_campaign(page)
     page.locator("#f-strategies-0-prizes-0-rate").fill("1")
     page.locator("#f-activities-0-kind").select_option("scheduled")
@@ -24,6 +26,12 @@ def test_an_operator_makes_an_activity_scheduled(blank_server: Server, tab: Open
     draw_at = begins + timedelta(days=2)  # within the month a new activity runs
     page.locator("#f-activities-0-draw_at").fill(draw_at.isoformat())
     page.locator("#f-activities-0-winners_per_prize").fill("5")
+    return console, draw_at
+
+
+def test_an_operator_makes_an_activity_scheduled(blank_server: Server, tab: OpenTab) -> None:
+    console, draw_at = _scheduled_campaign(blank_server, tab)
+    page = console.page
     page.locator("#f-activities-0-one_person_lottery_number").fill("2")
     page.locator("#save").click()
     expect(page.locator("#notice")).to_contain_text("Saved")
@@ -47,15 +55,8 @@ def test_an_operator_makes_an_activity_scheduled(blank_server: Server, tab: Open
 def test_a_scheduled_activity_with_queued_draws_is_refused_at_the_checkbox(
     blank_server: Server, tab: OpenTab
 ) -> None:
-    console = tab(blank_server.url + "/console", DESKTOP)
+    console, _ = _scheduled_campaign(blank_server, tab)
     page = console.page
-    log_in(console, blank_server.operator())
-    build_campaign(page)
-    page.locator("#f-strategies-0-prizes-0-rate").fill("1")
-    page.locator("#f-activities-0-kind").select_option("scheduled")
-    begins = datetime.fromisoformat(page.locator("#f-activities-0-begin_at").input_value())
-    page.locator("#f-activities-0-draw_at").fill((begins + timedelta(days=2)).isoformat())
-    page.locator("#f-activities-0-winners_per_prize").fill("5")
     page.locator("#f-activities-0-queued").check()
     page.locator("#save").click()
     refused = page.locator('.field-error[data-for="activities.0.queued"]')
