@@ -198,8 +198,13 @@ async def draws(folder: Path, count: int, concurrency: int, counting: Counting) 
     await raffle.close()
 
 
-def _protocol() -> str:
-    """The HTTP protocol `raffle serve` gives uvicorn: 8c8526b's own, since then uvicorn's."""
+def _protocol() -> Any:
+    """The HTTP protocol `raffle serve` gives uvicorn: 8c8526b's own, then uvicorn's, now
+    uvicorn's on a transport that joins a response's writes (http/one_write.py)."""
+    with contextlib.suppress(ImportError):
+        from raffle.entrypoints.http.one_write import OneWriteHttp
+
+        return OneWriteHttp
     try:
         from raffle.entrypoints.http import protocol
     except ImportError:

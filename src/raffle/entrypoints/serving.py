@@ -83,6 +83,8 @@ def serve(settings: Settings, workers: int = 1) -> None:
 def _uvicorn(settings: Settings, workers: int) -> None:
     import uvicorn
 
+    from raffle.entrypoints.http.one_write import OneWriteHttp
+
     uvicorn.run(
         "raffle.entrypoints.http.main:create",
         factory=True,
@@ -93,6 +95,7 @@ def _uvicorn(settings: Settings, workers: int) -> None:
         log_config=None,  # uvicorn's lines go through the root logger, as ours (logs.py)
         access_log=False,  # ours is http/observe.AccessLog
         loop="uvloop",
+        http=OneWriteHttp,  # uvicorn's httptools protocol, a response in one write
         # A worker answers the supervisor's health check only once its imports are done; on
         # a busy machine that took longer than uvicorn's 5 s, and the supervisor killed and
         # started it again, for ever, with nothing in the log at "warning".
