@@ -16,6 +16,7 @@ from raffle.adapters.sql.postgres.participation_sql import (
     standings_sql,
 )
 from raffle.adapters.sql.stock_claims import PRIZES, _pg_claims
+from raffle.adapters.sql.tables.shard import shard_tables
 from raffle.adapters.sql.unit_of_work import create_engine
 
 TABLES = (1, 3)  # a batch's shard tables, of 4
@@ -40,14 +41,12 @@ def _welcomes(size: int, run: int) -> list[list[Any]]:
 
 
 def _records(size: int, run: int) -> list[list[Any]]:
+    """Record's arrays of rows: `size` orders, wins and outbox messages in each table."""
     ids = [f"{run:04d}{n:028d}" for n in range(size)]
-    order = [ids, ids, [1] * size, [2] * size, [1] * size, ["ok"] * size, ids, [AT] * size,
-             [7] * size, [None] * size]  # fmt: skip
-    win = [ids, ids, [1] * size, [2] * size, [3] * size, [None] * size, ["r"] * size,
-           ["create"] * size, [AT] * size]  # fmt: skip
-    outbox = [ids, ["t"] * size, ids, ["{}"] * size, ["create"] * size, [0] * size,
-              [AT] * size, [AT] * size]  # fmt: skip
-    return (order + win + outbox) * len(TABLES)
+    order = [(i, i, 1, 2, 1, "ok", i, AT, 7, None) for i in ids]
+    win = [(i, i, 1, 2, 3, None, "r", "create", AT, None, None) for i in ids]
+    outbox = [(i, "t", i, "{}", "create", 0, AT, AT) for i in ids]
+    return [order, win, outbox] * len(TABLES)
 
 
 def _standings(size: int, run: int) -> list[list[Any]]:
@@ -123,3 +122,32 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
         await engine.dispose()
     found = {row["statement"]: (row["generic_plans"], row["custom_plans"]) for row in plans}
     assert [found[sql] for sql in statements] == [(RUNS - 5, 5)] * len(statements)
+
+
+async def test_rows_sent_whole_are_in_the_migrated_tables_column_order(
+    make_database_url: Callable[[str], Awaitable[str]],
+) -> None:
+    """The record's rows go as the tables' own row types, by position: the migrated tables
+    hold their columns in the order of their definitions."""
+    url = await make_database_url("postgres")
+    await upgrade(url, shard_tables=4)
+    engine = create_engine(url)
+    t = shard_tables(3)
+    tables = [t.raffle_order, t.award_record, t.outbox]
+    try:
+        async with engine.connect() as connection:
+            raw: Any = (await connection.get_raw_connection()).driver_connection
+            found = [
+                [
+                    row["attname"]
+                    for row in await raw.fetch(
+                        "SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass "
+                        "AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+                        table.name,
+                    )
+                ]
+                for table in tables
+            ]
+    finally:
+        await engine.dispose()
+    assert found == [list(table.c.keys()) for table in tables]
