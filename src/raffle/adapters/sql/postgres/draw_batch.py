@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.lanes import DrawLanes, by_table
 from raffle.adapters.sql.postgres.draw_batch_sql import (
-    CLAIM_COLUMNS,
     REPLAY_AT,
     WELCOME_COLUMNS,
     announce_sql,
@@ -75,9 +74,7 @@ class PgDrawBatch(LaneTransaction):
         self._claims, self._taken, self._counted = claims, {}, None
         # In the order every batch locks rows in: the lookups run in the order of the arrays.
         tables = by_table(claims, self._table, range(len(claims)))
-        args: list[list[Any]] = []
-        for draws in tables.values():
-            args += _arrays(len(CLAIM_COLUMNS), ((*claims[n], n) for n in draws))
+        args = [[(*claims[n], n) for n in draws] for draws in tables.values()]
         rows = await self.raw.fetch(consume_sql(tuple(tables)), *args)
         chances = dict(self._chance(row) for row in rows)
         return [chances[n] for n in range(len(claims))]

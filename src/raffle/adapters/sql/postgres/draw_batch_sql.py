@@ -21,8 +21,8 @@ from raffle.adapters.sql.tables.draw_rows import (
 )
 from raffle.adapters.sql.tables.shard import shard_tables
 
+# A claim: a row of the type `draw_claim` (migration 0033), one array of them per table.
 CLAIM_COLUMNS = ("user_id", "activity_id", "day", "month", "request_key", "n")
-_CLAIM_TYPES = ("varchar", "bigint", "varchar", "varchar", "varchar", "int")
 # A first visit: the claim's user, activity, day and month, its welcome pack, its position.
 WELCOME_COLUMNS = ("user_id", "activity_id", "on_day", "in_month", "total", "day", "month", "n")
 _WELCOME_TYPES = ("varchar", "bigint", "varchar", "varchar", "int", "int", "int", "int")
@@ -92,7 +92,8 @@ def _consume_ctes(k: int, index: int) -> list[str]:
     """The CTEs of the `k`th table of the statement, shard table `index`."""
     t = shard_tables(index)
     account, key = t.quota_account.name, ("user_id", "activity_id")
-    claims = unnest(_CLAIM_TYPES, CLAIM_COLUMNS, 1 + k * len(CLAIM_COLUMNS))
+    # One array of rows rather than an array per column: see `inserted`.
+    claims = f"(SELECT ${k + 1}::draw_claim[] OFFSET 0) AS p(a0), unnest(p.a0) AS x"
     return [
         f"x{k} AS (SELECT x.* FROM {claims})",  # noqa: S608
         f"l{k} AS (SELECT q.user_id, q.activity_id, x.day, x.month FROM x{k} AS x, LATERAL "  # noqa: S608
