@@ -10,12 +10,18 @@ from datetime import datetime
 from typing import Any
 
 from raffle.adapters.sql.migrate import upgrade
-from raffle.adapters.sql.postgres.draw_batch_sql import consume_sql, open_sql, record_sql
+from raffle.adapters.sql.postgres.draw_batch_sql import (
+    CLAIM_COLUMNS,
+    consume_sql,
+    open_sql,
+    record_sql,
+)
 from raffle.adapters.sql.postgres.participation_sql import (
     record_and_count_sql,
     standings_sql,
 )
 from raffle.adapters.sql.stock_claims import PRIZES, _pg_claims
+from raffle.adapters.sql.tables.shard import shard_tables
 from raffle.adapters.sql.unit_of_work import create_engine
 
 TABLES = (1, 3)  # a batch's shard tables, of 4
@@ -24,10 +30,10 @@ AT = datetime(2026, 11, 22, 9, 0)
 
 
 def _claims(size: int, run: int) -> list[list[Any]]:
-    """Consume's arrays: `size` claims in each table (no account: nothing is taken)."""
+    """Consume's arrays of rows: `size` claims in each table (no account: nothing is taken)."""
     users = [f"user{run}-{n}" for n in range(size)]
-    rows = [users, [1] * size, ["2026-11-22"] * size, ["2026-11"] * size, users, list(range(size))]
-    return rows * len(TABLES)
+    rows = [(user, 1, "2026-11-22", "2026-11", user, n) for n, user in enumerate(users)]
+    return [rows] * len(TABLES)
 
 
 def _welcomes(size: int, run: int) -> list[list[Any]]:
@@ -40,14 +46,12 @@ def _welcomes(size: int, run: int) -> list[list[Any]]:
 
 
 def _records(size: int, run: int) -> list[list[Any]]:
+    """Record's arrays of rows: `size` orders, wins and outbox messages in each table."""
     ids = [f"{run:04d}{n:028d}" for n in range(size)]
-    order = [ids, ids, [1] * size, [2] * size, [1] * size, ["ok"] * size, ids, [AT] * size,
-             [7] * size, [None] * size]  # fmt: skip
-    win = [ids, ids, [1] * size, [2] * size, [3] * size, [None] * size, ["r"] * size,
-           ["create"] * size, [AT] * size]  # fmt: skip
-    outbox = [ids, ["t"] * size, ids, ["{}"] * size, ["create"] * size, [0] * size,
-              [AT] * size, [AT] * size]  # fmt: skip
-    return (order + win + outbox) * len(TABLES)
+    order = [(i, i, 1, 2, 1, "ok", i, AT, 7, None) for i in ids]
+    win = [(i, i, 1, 2, 3, None, "r", "create", AT, None, None) for i in ids]
+    outbox = [(i, "t", i, "{}", "create", 0, AT, AT) for i in ids]
+    return [order, win, outbox] * len(TABLES)
 
 
 def _standings(size: int, run: int) -> list[list[Any]]:
@@ -123,3 +127,34 @@ async def test_batch_statements_run_a_generic_plan_whatever_the_batch_size(
         await engine.dispose()
     found = {row["statement"]: (row["generic_plans"], row["custom_plans"]) for row in plans}
     assert [found[sql] for sql in statements] == [(RUNS - 5, 5)] * len(statements)
+
+
+async def test_rows_sent_whole_are_in_the_migrated_tables_column_order(
+    make_database_url: Callable[[str], Awaitable[str]],
+) -> None:
+    """The record's rows go as the tables' own row types, by position, and consume's as
+    `draw_claim`s: the migrated tables hold their columns in the order of their
+    definitions, and the type those of a claim."""
+    url = await make_database_url("postgres")
+    await upgrade(url, shard_tables=4)
+    engine = create_engine(url)
+    t = shard_tables(3)
+    tables = [t.raffle_order, t.award_record, t.outbox]
+    names = [*(table.name for table in tables), "draw_claim"]  # and consume's row type
+    try:
+        async with engine.connect() as connection:
+            raw: Any = (await connection.get_raw_connection()).driver_connection
+            found = [
+                [
+                    row["attname"]
+                    for row in await raw.fetch(
+                        "SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass "
+                        "AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+                        name,
+                    )
+                ]
+                for name in names
+            ]
+    finally:
+        await engine.dispose()
+    assert found == [*(list(table.c.keys()) for table in tables), list(CLAIM_COLUMNS)]

@@ -131,23 +131,21 @@ class MemoryChanceHints:
 # KEYS: the record, the credits in flight, this period's keys, the last period's. ARGV: now
 # (ms), a generation for a new record, the scope, the key's digest ('' without a key), the
 # record's life (ms). Returns 1 to refuse, else the generation to mark with ('' while a
-# credit is in flight: no mark).
+# credit is in flight: no mark). The record's fields in one read; the keys looked up only
+# when a trusted mark would refuse (a draw with a chance, the common case, needs neither).
 _LOOK = LuaScript("""
-local gen = redis.call('HGET', KEYS[1], 'gen')
+local record = redis.call('HMGET', KEYS[1], 'gen', 'mark', 'until')
+local gen = record[1]
 if not gen then
     gen = ARGV[2]
     redis.call('HSET', KEYS[1], 'gen', gen)
     redis.call('PEXPIRE', KEYS[1], ARGV[5])
 end
 local busy = redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf') > 0
-if not busy then
-    local mark = redis.call('HMGET', KEYS[1], 'mark', 'until')
-    local seen = ARGV[4] ~= '' and (redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1
-        or redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1)
-    if mark[1] == gen .. '|' .. ARGV[3] and tonumber(mark[2]) > tonumber(ARGV[1])
-            and not seen then
-        return 1
-    end
+if not busy and record[2] == gen .. '|' .. ARGV[3] and tonumber(record[3]) > tonumber(ARGV[1])
+        and (ARGV[4] == '' or (redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 0
+            and redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 0)) then
+    return 1
 end
 if ARGV[4] ~= '' then
     redis.call('SADD', KEYS[3], ARGV[4])

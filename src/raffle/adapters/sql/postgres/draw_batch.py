@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.lanes import DrawLanes, by_table
 from raffle.adapters.sql.postgres.draw_batch_sql import (
-    CLAIM_COLUMNS,
     REPLAY_AT,
     WELCOME_COLUMNS,
     announce_sql,
@@ -33,9 +32,8 @@ from raffle.adapters.sql.postgres.participation_sql import (
     standings_sql,
 )
 from raffle.adapters.sql.tables.draw_rows import (
-    ORDER_COLUMNS,
-    OUTBOX_COLUMNS,
     WIN_COLUMNS,
+    WIN_READ_COLUMNS,
     aware,
     naive,
     order_of,
@@ -50,6 +48,9 @@ from raffle.domain.points import PointsOrder
 from raffle.domain.policies import Counts, Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
 from raffle.service.ports import Chance, Claim, Counting, Reading
+
+# A new win's delivery error columns (WIN_READ_COLUMNS), the end of its row in its table.
+_NO_ERROR = (None,) * (len(WIN_READ_COLUMNS) - len(WIN_COLUMNS))
 
 
 class PgDrawBatch(LaneTransaction):
@@ -73,9 +74,7 @@ class PgDrawBatch(LaneTransaction):
         self._claims, self._taken, self._counted = claims, {}, None
         # In the order every batch locks rows in: the lookups run in the order of the arrays.
         tables = by_table(claims, self._table, range(len(claims)))
-        args: list[list[Any]] = []
-        for draws in tables.values():
-            args += _arrays(len(CLAIM_COLUMNS), ((*claims[n], n) for n in draws))
+        args = [[(*claims[n], n) for n in draws] for draws in tables.values()]
         rows = await self.raw.fetch(consume_sql(tuple(tables)), *args)
         chances = dict(self._chance(row) for row in rows)
         return [chances[n] for n in range(len(claims))]
@@ -182,9 +181,9 @@ class PgDrawBatch(LaneTransaction):
             return
         args: list[list[Any]] = []
         for _, rows in sorted(tables.items()):
-            args += _arrays(len(ORDER_COLUMNS), (order_values(o, naive) for o, _, _ in rows))
-            args += _arrays(len(WIN_COLUMNS), (win_values(w, naive) for _, w, _ in rows))
-            args += _arrays(len(OUTBOX_COLUMNS), (outbox_values(m, naive) for _, _, m in rows))
+            args.append([order_values(o, naive) for o, _, _ in rows])
+            args.append([win_values(w, naive) + _NO_ERROR for _, w, _ in rows])
+            args.append([outbox_values(m, naive) for _, _, m in rows])
         recorded = tuple(sorted(tables))
         sql = record_sql(recorded)
         if self._counted is not None:
@@ -204,10 +203,10 @@ class PgDrawBatch(LaneTransaction):
         tables: dict[int, list[OutboxMessage]] = {}
         for user_id, message in notices:
             tables.setdefault(self._table(user_id), []).append(message)
-        args: list[list[Any]] = []
-        for _, messages in sorted(tables.items()):
-            args += _arrays(len(OUTBOX_COLUMNS), (outbox_values(m, naive) for m in messages))
-        await self.raw.execute(announce_sql(tuple(sorted(tables))), *args)
+        rows = [
+            [outbox_values(m, naive) for m in messages] for _, messages in sorted(tables.items())
+        ]
+        await self.raw.execute(announce_sql(tuple(sorted(tables))), *rows)
 
 
 class PgDrawBatches(DrawLanes[LaneConnections, PgDrawBatch]):

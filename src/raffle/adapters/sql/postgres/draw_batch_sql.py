@@ -21,8 +21,8 @@ from raffle.adapters.sql.tables.draw_rows import (
 )
 from raffle.adapters.sql.tables.shard import shard_tables
 
+# A claim: a row of the type `draw_claim` (migration 0033), one array of them per table.
 CLAIM_COLUMNS = ("user_id", "activity_id", "day", "month", "request_key", "n")
-_CLAIM_TYPES = ("varchar", "bigint", "varchar", "varchar", "varchar", "int")
 # A first visit: the claim's user, activity, day and month, its welcome pack, its position.
 WELCOME_COLUMNS = ("user_id", "activity_id", "on_day", "in_month", "total", "day", "month", "n")
 _WELCOME_TYPES = ("varchar", "bigint", "varchar", "varchar", "int", "int", "int", "int")
@@ -92,7 +92,8 @@ def _consume_ctes(k: int, index: int) -> list[str]:
     """The CTEs of the `k`th table of the statement, shard table `index`."""
     t = shard_tables(index)
     account, key = t.quota_account.name, ("user_id", "activity_id")
-    claims = unnest(_CLAIM_TYPES, CLAIM_COLUMNS, 1 + k * len(CLAIM_COLUMNS))
+    # One array of rows rather than an array per column: see `inserted`.
+    claims = f"(SELECT ${k + 1}::draw_claim[] OFFSET 0) AS p(a0), unnest(p.a0) AS x"
     return [
         f"x{k} AS (SELECT x.* FROM {claims})",  # noqa: S608
         f"l{k} AS (SELECT q.user_id, q.activity_id, x.day, x.month FROM x{k} AS x, LATERAL "  # noqa: S608
@@ -209,45 +210,55 @@ def give_back_sql(index: int) -> str:
 
 
 @cache
-@cache
 def record_sql(tables: tuple[int, ...]) -> str:
     """The orders, wins and outbox messages, per shard table in `tables`."""
     return chained(record_parts(tables))
 
 
 def record_parts(tables: tuple[int, ...]) -> list[str]:
-    """record_sql's statements, its parameters numbered from $1 (three arrays per column
-    set, per table), for a statement that chains more after them."""
+    """record_sql's statements, its parameters numbered from $1 (three arrays of rows per
+    table: its orders, wins and outbox messages), for a statement that chains more after
+    them."""
     inserts, first = [], 1
     for index in tables:
         t = shard_tables(index)
-        for table, columns in (
-            (t.raffle_order, ORDER_COLUMNS),
-            (t.award_record, WIN_COLUMNS),
-            (t.outbox, OUTBOX_COLUMNS),
+        for table, row, columns in (
+            (t.raffle_order, ORDER_COLUMNS, ORDER_COLUMNS),
+            (t.award_record, WIN_READ_COLUMNS, WIN_COLUMNS),  # no delivery error yet
+            (t.outbox, OUTBOX_COLUMNS, OUTBOX_COLUMNS),
         ):
-            inserts.append(
-                f"INSERT INTO {table.name} ({', '.join(columns)}) "  # noqa: S608
-                f"SELECT x.* FROM {unnest(table, columns, first)}"
-            )
-            first += len(columns)
+            inserts.append(inserted(table, row, columns, first))
+            first += 1
     return inserts
 
 
 def record_width(tables: tuple[int, ...]) -> int:
     """How many parameters record_parts takes."""
-    return len(tables) * (len(ORDER_COLUMNS) + len(WIN_COLUMNS) + len(OUTBOX_COLUMNS))
+    return len(tables) * 3
+
+
+def inserted(table: Table, row: Sequence[str], columns: Sequence[str], first: int) -> str:
+    """An INSERT of `columns` of `table` from the rows of one array parameter `$first` of
+    the table's own row type: each row a tuple of all its columns (`row`, the table's order).
+
+    One array of rows rather than an array per column: the driver checks each element of
+    an array (whether it is an array itself), and a row is one element where its columns
+    were one each. Through a subquery the planner keeps (OFFSET 0), as `unnest`'s arrays."""
+    if tuple(table.c.keys()) != tuple(row):
+        raise ValueError(f"{table.name}'s columns are not {row}")
+    values = ", ".join(f"x.{name}" for name in columns)
+    return (
+        f"INSERT INTO {table.name} ({', '.join(columns)}) SELECT {values} "  # noqa: S608
+        f"FROM (SELECT ${first}::{table.name}[] OFFSET 0) AS p(a0), unnest(p.a0) AS x"
+    )
 
 
 @cache
 def announce_sql(tables: tuple[int, ...]) -> str:
-    """Outbox messages added to each shard table in `tables` (one array per column each)."""
-    inserts, first = [], 1
-    for index in tables:
-        outbox = shard_tables(index).outbox
-        inserts.append(
-            f"INSERT INTO {outbox.name} ({', '.join(OUTBOX_COLUMNS)}) "  # noqa: S608
-            f"SELECT x.* FROM {unnest(outbox, OUTBOX_COLUMNS, first)}"
-        )
-        first += len(OUTBOX_COLUMNS)
-    return chained(inserts)
+    """Outbox messages added to each shard table in `tables` (an array of rows each)."""
+    return chained(
+        [
+            inserted(shard_tables(index).outbox, OUTBOX_COLUMNS, OUTBOX_COLUMNS, k + 1)
+            for k, index in enumerate(tables)
+        ]
+    )
