@@ -106,7 +106,22 @@ IdempotencyKey = Annotated[str | None, Depends(get_idempotency_key)]
 
 
 def client_ip(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """`request.client.host`, read from the scope without making the client's Address."""
+    client = request.scope.get("client")
+    if not client:
+        return "unknown"
+    host: str = client[0]
+    return host
+
+
+def header(request: Request, name: bytes) -> str | None:
+    """`request.headers.get(name)` (the first value) without making the request's Headers:
+    for the hot routes. `name` in lower case, as an ASGI server gives header names."""
+    for key, value in request.scope["headers"]:
+        if key == name:
+            found: str = value.decode("latin-1")
+            return found
+    return None
 
 
 def path_parameter(adapter: TypeAdapter[Any], name: str, raw: str) -> Any:

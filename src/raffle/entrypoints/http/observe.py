@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import re
-import secrets
 import time
 
 import structlog
@@ -43,8 +44,10 @@ class AccessLog:
         self.metrics = metrics
         self._templates: dict[object, str] | None = None  # route path by endpoint
         # Bound once, as logging is configured now: the module's proxy builds a logger anew
-        # on each call (so that tests may configure logging again).
+        # on each call (so that tests may configure logging again). Its level came with it:
+        # below info (a server's warning), a request's line is not even put together.
         self._log = log.bind()
+        self._info = self._log.is_enabled_for(logging.INFO)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -70,13 +73,14 @@ class AccessLog:
             seconds = time.perf_counter() - started
             method, route = scope["method"], self._route(scope)
             self.metrics.answered(method, route, status, seconds)
-            (self._log.error if status >= 500 else self._log.info)(
-                "request",
-                method=method,
-                route=route,
-                status=status,
-                duration_ms=round(seconds * 1000, 3),
-            )
+            if status >= 500 or self._info:
+                (self._log.error if status >= 500 else self._log.info)(
+                    "request",
+                    method=method,
+                    route=route,
+                    status=status,
+                    duration_ms=round(seconds * 1000, 3),
+                )
 
     def _route(self, scope: Scope) -> str:
         """The template of the route that took the request: FastAPI's routes are in the
@@ -100,7 +104,7 @@ def _request_id(scope: Scope) -> str:
             if _CALLERS_ID.fullmatch(given):
                 return given
             break
-    return secrets.token_hex(16)
+    return os.urandom(16).hex()
 
 
 async def metrics(request: Request) -> Response:

@@ -6,7 +6,8 @@
 # order: the session, the path, the Idempotency-Key. The draw's own checks (deny lists,
 # pause, rate limit, join code) are draw()'s. Errors go through the application's error
 # table as any route's; a refusal of a signed-in player is counted for the automatic
-# blocking rules here.
+# blocking rules here. An ASGI app rather than a request/response function, it reads the
+# two headers and sends its answer without Starlette's Headers or Response objects.
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pydantic import TypeAdapter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from raffle.bootstrap import Raffle
 from raffle.domain.blocking import BlockEvent
@@ -29,6 +31,7 @@ from raffle.entrypoints.http.deps import (
     bearer,
     client_ip,
     get_idempotency_key,
+    header,
     path_parameter,
     session_of,
 )
@@ -44,31 +47,39 @@ from raffle.service.queued_draws import accept
 PATH = "/api/activities/{activity_id}/draws"
 
 _ACTIVITY_ID = TypeAdapter(Id)  # the path parameter, read as FastAPI reads an `Id` one
+_REPLAYED = REPLAYED.lower().encode()
+_JSON = (b"content-type", b"application/json")
 
 
-async def draw_once(request: Request) -> Response:
-    """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
-    draw keeps it on its order (in the draw's own transaction), and a retry gets the same
-    order back, marked `Idempotent-Replayed: true`. An activity with queued draws answers
-    `202` and a ticket instead (its `Location`), drawn in the order accepted: poll
-    GET /api/activities/{activity_id}/tickets/{ticket}; it refuses `queue_full` (503,
-    Retry-After) when its queue is at its bound."""
-    raffle: Raffle = request.app.state.raffle
-    try:
-        return await _draw(raffle, request)
-    except RaffleError as refused:
-        raffle.metrics.refused(refused.code)
-        raise
-    except RequestValidationError:
-        raffle.metrics.refused(InvalidInput.code)  # the code the error table answers it with
-        raise
+class DrawOnce:
+    """The draw's ASGI app. Starlette's Route calls an instance as it is, where it would wrap
+    a function in request_response: a second layer of the error table around the one
+    ExceptionMiddleware gives every route (the same answers), and a Response to send."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
+        draw keeps it on its order (in the draw's own transaction), and a retry gets the same
+        order back, marked `Idempotent-Replayed: true`. An activity with queued draws answers
+        `202` and a ticket instead (its `Location`), drawn in the order accepted: poll
+        GET /api/activities/{activity_id}/tickets/{ticket}; it refuses `queue_full` (503,
+        Retry-After) when its queue is at its bound."""
+        request = Request(scope, receive)
+        raffle: Raffle = request.app.state.raffle
+        try:
+            await _draw(raffle, request, send)
+        except RaffleError as refused:
+            raffle.metrics.refused(refused.code)
+            raise
+        except RequestValidationError:
+            raffle.metrics.refused(InvalidInput.code)  # the code the error table answers it with
+            raise
 
 
-async def _draw(raffle: Raffle, request: Request) -> Response:
-    session = await session_of(raffle, request.headers.get("Authorization"))
+async def _draw(raffle: Raffle, request: Request, send: Send) -> None:
+    session = await session_of(raffle, header(request, b"authorization"))
     ip = client_ip(request)
     try:
-        return await _drawn(raffle, request, session.user_id, ip)
+        await _drawn(raffle, request, session.user_id, ip, send)
     except Unavailable:  # not the player's doing: no refusal to count
         raise
     except RaffleError:
@@ -77,11 +88,13 @@ async def _draw(raffle: Raffle, request: Request) -> Response:
         raise
 
 
-async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Response:
+async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str, send: Send) -> None:
     activity_id = _activity_id(request.path_params["activity_id"])
-    key = await get_idempotency_key(request.headers.get("Idempotency-Key"))
+    key = await get_idempotency_key(header(request, b"idempotency-key"))
     if await _queued(raffle, activity_id):
-        return await _accepted(raffle, Draw(user_id, activity_id, key), ip)
+        accepted = await _accepted(raffle, Draw(user_id, activity_id, key), ip)
+        await accepted(request.scope, request.receive, send)
+        return
     result = await draw(
         Draw(user_id, activity_id, key),
         catalogue=raffle.catalogue,
@@ -99,9 +112,18 @@ async def _drawn(raffle: Raffle, request: Request, user_id: str, ip: str) -> Res
         seeds=raffle.seeds,
     )
     awards = await raffle.catalogue.awards()
-    body = draw_json(result, awards[result.award_id])
-    headers = {REPLAYED: "true"} if result.replayed else None
-    return Response(body, 201, headers, media_type="application/json")
+    body = draw_json(result, awards[result.award_id]).encode()
+    await created(send, body, replayed=result.replayed)
+
+
+async def created(send: Send, body: bytes, *, replayed: bool) -> None:
+    """What `Response(body, 201, {REPLAYED: "true"} if replayed else None, media_type=
+    "application/json")` sends, message for message, without making one (the draw's answer:
+    tests/unit/test_draw_route holds the two together)."""
+    headers = [(_REPLAYED, b"true")] if replayed else []
+    headers += ((b"content-length", str(len(body)).encode()), _JSON)
+    await send({"type": "http.response.start", "status": 201, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _queued(raffle: Raffle, activity_id: int) -> bool:
@@ -127,7 +149,7 @@ async def _accepted(raffle: Raffle, cmd: Draw, ip: str) -> Response:
 
 
 # First among the application's routes: the router tries them in order.
-route = Route(PATH, draw_once, methods=["POST"], include_in_schema=False)
+route = Route(PATH, DrawOnce(), methods=["POST"], name="draw_once", include_in_schema=False)
 
 
 def _activity_id(raw: str) -> int:
@@ -140,7 +162,7 @@ def document(openapi: Document) -> None:
     operation = {
         "tags": ["player"],
         "summary": "Draw Once",
-        "description": inspect.cleandoc(draw_once.__doc__ or ""),
+        "description": inspect.cleandoc(DrawOnce.__call__.__doc__ or ""),
         "operationId": "draw_once_api_activities__activity_id__draws_post",
         "security": security(openapi, bearer),
         "parameters": [
