@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from raffle.domain.fairness import HmacStream
 from raffle.domain.notices import StockNotice
 from raffle.domain.policies import PERSON_CAP_RULE, Admission
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
+from raffle.domain.randomness import RandomSource
 from raffle.domain.receipts import CAP, OUT, Proof, Receipt, Trail, issued
 from raffle.domain.rules import DrawContext
 from raffle.service import ids
@@ -180,10 +181,9 @@ async def take_prize(
     engine, stock, fair = attempt.engine, attempt.stock, attempt.fairness
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
-    if fair is not None:  # the draw's own stream: its receipt pins every random number
-        stream = HmacStream(fair.seed.secret, fair.client_seed, order_id, draw_count)
-        attempt = replace(attempt, rng=stream)
     rng = attempt.rng
+    if fair is not None:  # the draw's own stream: its receipt pins every random number
+        rng = HmacStream(fair.seed.secret, fair.client_seed, order_id, draw_count)
     held = await admit(attempt, draw_count, order_id)  # the activity's participants cap
     left = None
     exhausted = engine.exhausted  # what the engine knew, for the receipt
@@ -191,8 +191,8 @@ async def take_prize(
     try:
         outcome = engine.choose(ctx, rng)
         while True:
-            capped = _within_person_caps(attempt, admission, outcome)  # before any slot
-            capped, held = await within_caps(attempt, capped, order_id, held)  # its winners
+            capped = _within_person_caps(attempt, admission, outcome, rng)  # before any slot
+            capped, held = await within_caps(attempt, capped, order_id, held, rng)  # winners
             if capped is not outcome:
                 steps.append((CAP, capped.rule))
                 outcome = capped
@@ -217,15 +217,18 @@ async def take_prize(
     return Drawn(order_id, draw_count, outcome, held, admission, notices, proof)
 
 
-def _within_person_caps(attempt: Attempt, admission: Admission | None, outcome: Outcome) -> Outcome:
+def _within_person_caps(
+    attempt: Attempt, admission: Admission | None, outcome: Outcome, rng: RandomSource
+) -> Outcome:
     """Participation's per-person caps (wins per period, each prize once): checked before the
-    activity's winners cap and the prize's stock, so a capped win takes neither."""
+    activity's winners cap and the prize's stock, so a capped win takes neither; the
+    fallback drawn from the draw's `rng`."""
     engine = attempt.engine
     if admission is None or not admission.capped(
         outcome.award_id, engine.outcome(outcome.award_id) == WIN
     ):
         return outcome
-    return engine.fallback(attempt.rng, PERSON_CAP_RULE)
+    return engine.fallback(rng, PERSON_CAP_RULE)
 
 
 async def give_back_prize(attempt: Attempt, drawn: Drawn) -> list[StockNotice]:
