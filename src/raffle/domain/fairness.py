@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from raffle.domain.awards import Award
@@ -74,10 +74,20 @@ def hmac_sha256(key: bytes, message: bytes) -> bytes:
     return outer.digest()
 
 
-_keyed: dict[bytes, tuple[Any, Any]] = {}
+class _Hash(Protocol):
+    """What hmac_sha256 uses of a hashlib SHA-256 object."""
+
+    def copy(self) -> _Hash: ...
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def digest(self) -> bytes: ...
 
 
-def _pads(key: bytes) -> tuple[Any, Any]:
+_keyed: dict[bytes, tuple[_Hash, _Hash]] = {}
+
+
+def _pads(key: bytes) -> tuple[_Hash, _Hash]:
     if len(_keyed) >= _KEYED_MAX:
         _keyed.clear()
     block = (hashlib.sha256(key).digest() if len(key) > _BLOCK else key).ljust(_BLOCK, b"\0")
