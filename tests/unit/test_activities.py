@@ -101,6 +101,35 @@ def test_a_draws_day_and_month_are_those_of_the_activitys_zone() -> None:
         assert (activity.day(now), activity.month(now)) == expected
 
 
+@pytest.mark.parametrize("zone", ["Asia/Shanghai", "America/New_York", "Asia/Kathmandu", "UTC"])
+def test_kept_periods_are_those_converted_afresh_around_midnights_and_clock_changes(
+    zone: str,
+) -> None:
+    """periods() keeps the last second it converted: any time, in any order, in the same
+    second or the next, around a midnight or a daylight-saving change, reads as converted."""
+    import random
+    from datetime import timedelta
+    from zoneinfo import ZoneInfo
+
+    activity = replace(world().config.activities[ACTIVITY], time_zone=zone)
+    local = ZoneInfo(zone)
+    edges = [
+        datetime(2026, 3, 8, 0, tzinfo=local), datetime(2026, 3, 8, 3, tzinfo=local),
+        datetime(2026, 11, 1, 0, tzinfo=local), datetime(2026, 11, 1, 1, 59, tzinfo=local),
+        datetime(2026, 11, 2, 0, tzinfo=local), datetime(2026, 12, 31, 23, 59, 59, tzinfo=local),
+    ]  # fmt: skip
+    chosen = random.Random(12)
+    times = [
+        (edge + timedelta(microseconds=chosen.randint(-2_000_000, 2_000_000))).astimezone(UTC)
+        for edge in edges
+        for _ in range(200)
+    ]
+    for now in [*sorted(times), *times]:
+        day = now.astimezone(local).date().isoformat()
+        assert activity.periods(now) == (day, day[:7]), now
+        assert activity.periods(now.astimezone(local)) == (day, day[:7]), now
+
+
 async def test_the_caps_of_a_running_activity_are_frozen_with_its_odds() -> None:
     w = world()
     running = w.config.activities[ACTIVITY]

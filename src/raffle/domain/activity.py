@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -108,9 +108,24 @@ class Activity:
     def periods(self, now: datetime) -> tuple[str, str]:
         """day(now) and month(now), with one time zone conversion (the draw needs both).
         `date.isoformat` rather than `strftime`: the same text (years 1000-9999), for less
-        (every draw computes them)."""
+        (every draw computes them, more than once). Kept per zone for the UTC second of the
+        last `now` converted: a zone's offsets and transitions are whole seconds, so every
+        time within one UTC second has the same local date."""
+        if now.tzinfo is UTC:
+            kept = _periods.get(self.time_zone)
+            if kept is not None and kept[0] <= now < kept[1]:
+                return kept[2]
         day = now.astimezone(ZoneInfo(self.time_zone)).date().isoformat()
-        return day, day[:7]
+        found = day, day[:7]
+        if now.tzinfo is UTC:
+            second = now.replace(microsecond=0)
+            _periods[self.time_zone] = (second, second + _SECOND, found)
+        return found
+
+
+_SECOND = timedelta(seconds=1)
+# By time zone: the UTC second [start, end) of the last periods() converted, and its periods.
+_periods: dict[str, tuple[datetime, datetime, tuple[str, str]]] = {}
 
 
 def transition(action: str, current: ActivityState) -> ActivityState:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
-from typing import Any
+from functools import lru_cache
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from raffle.domain.awards import Award
@@ -19,6 +20,9 @@ from raffle.domain.strategy import Strategy
 SEED_BYTES = 32
 CLIENT_SEED_LENGTH = 64  # characters a player's own client seed may have
 _WORD = 1 << 64
+_WORDS = struct.Struct(">4Q")  # an HMAC block as four big-endian 64-bit words
+_BLOCK = 64  # SHA-256's block: a key is padded to it (hashed first if longer)
+_KEYED_MAX = 1024  # keys whose padded states are kept: a bound on memory
 
 
 class BadClientSeed(RaffleError):
@@ -57,8 +61,42 @@ class ServerSeed:
 
 
 def hmac_sha256(key: bytes, message: bytes) -> bytes:
-    """HMAC-SHA256 of `message` under `key`, in one call to OpenSSL (hmac.digest)."""
-    return hmac.digest(key, message, hashlib.sha256)
+    """HMAC-SHA256 of `message` under `key` (RFC 2104, the bytes of `hmac.digest`). The
+    key's two padded SHA-256 states are made once per key and copied for each message, so
+    a message costs hashing itself, not setting the key up again."""
+    pads = _keyed.get(key)
+    if pads is None:
+        pads = _pads(key)
+    inner = pads[0].copy()
+    inner.update(message)
+    outer = pads[1].copy()
+    outer.update(inner.digest())
+    return outer.digest()
+
+
+class _Hash(Protocol):
+    """What hmac_sha256 uses of a hashlib SHA-256 object."""
+
+    def copy(self) -> _Hash: ...
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def digest(self) -> bytes: ...
+
+
+_keyed: dict[bytes, tuple[_Hash, _Hash]] = {}
+
+
+def _pads(key: bytes) -> tuple[_Hash, _Hash]:
+    if len(_keyed) >= _KEYED_MAX:
+        _keyed.clear()
+    block = (hashlib.sha256(key).digest() if len(key) > _BLOCK else key).ljust(_BLOCK, b"\0")
+    pads = (
+        hashlib.sha256(bytes(b ^ 0x36 for b in block)),
+        hashlib.sha256(bytes(b ^ 0x5C for b in block)),
+    )
+    _keyed[key] = pads
+    return pads
 
 
 def check_client_seed(text: str) -> str:
@@ -71,8 +109,10 @@ def check_client_seed(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=4096)
 def default_client_seed(user_id: str) -> str:
-    """The client seed of a player who set none: made from their id, so it needs no lookup."""
+    """The client seed of a player who set none: made from their id, so it needs no lookup
+    (and kept for the players drawing now)."""
     return hashlib.sha256(f"client-seed|{user_id}".encode()).hexdigest()[:16]
 
 
@@ -104,7 +144,7 @@ class HmacStream:
         if not self._words:
             block = hmac_sha256(self._key, self._prefix + str(self._counter).encode())
             self._counter += 1
-            self._words = [int.from_bytes(block[i : i + 8], "big") for i in (24, 16, 8, 0)]
+            self._words = list(_WORDS.unpack(block))[::-1]  # popped from the end: first word first
         return self._words.pop()
 
 

@@ -8,6 +8,7 @@ from collections.abc import Collection
 
 from raffle.domain.caps import CAPPED, ActivityFull, Cap
 from raffle.domain.engine import WIN, Outcome
+from raffle.domain.randomness import RandomSource
 from raffle.service.ports import Attempt, PrizeStock
 
 Held = tuple[Cap, ...]  # the cap slots a draw holds until it commits
@@ -24,12 +25,13 @@ async def admit(attempt: Attempt, draw_count: int, order_id: str) -> Held:
 
 
 async def within_caps(
-    attempt: Attempt, outcome: Outcome, order_id: str, held: Held
+    attempt: Attempt, outcome: Outcome, order_id: str, held: Held, rng: RandomSource
 ) -> tuple[Outcome, Held]:
     """The outcome within the winners cap, before its stock is taken: a real prize takes a
     winner's slot (kept if the draw held one already), or the fallback replaces it (rule
-    `cap`); an outcome that is no win gives back a slot the draw held. So once the cap is
-    reached a draw costs one look at the counter, and no stock is taken to be given back."""
+    `cap`, drawn from the draw's `rng`); an outcome that is no win gives back a slot the
+    draw held. So once the cap is reached a draw costs one look at the counter, and no
+    stock is taken to be given back."""
     activity = attempt.activity
     if activity.caps.winners is None:
         return outcome, held
@@ -42,7 +44,7 @@ async def within_caps(
         return outcome, held
     if await _counters(attempt).take(activity.id, int(Cap.WINNERS), order_id):
         return outcome, (*held, Cap.WINNERS)
-    return attempt.engine.fallback(attempt.rng, CAPPED), held
+    return attempt.engine.fallback(rng, CAPPED), held
 
 
 async def release(attempt: Attempt, order_id: str, held: Collection[Cap]) -> None:

@@ -5,9 +5,9 @@ of its own, through the shard's repositories."""
 from __future__ import annotations
 
 import contextlib
-import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from raffle.domain.activity import Activity
@@ -18,8 +18,10 @@ from raffle.domain.fairness import HmacStream
 from raffle.domain.notices import StockNotice
 from raffle.domain.policies import PERSON_CAP_RULE, Admission
 from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
+from raffle.domain.randomness import RandomSource
 from raffle.domain.receipts import CAP, OUT, Proof, Receipt, Trail, issued
 from raffle.domain.rules import DrawContext
+from raffle.domain.times import iso_text
 from raffle.service import ids
 from raffle.service.caps import Held, admit, release, within_caps
 from raffle.service.contention import retried
@@ -180,10 +182,9 @@ async def take_prize(
     engine, stock, fair = attempt.engine, attempt.stock, attempt.fairness
     ctx = DrawContext(attempt.cmd.user_id, draw_count)
     order_id = ids.order_id(attempt.now)
-    if fair is not None:  # the draw's own stream: its receipt pins every random number
-        stream = HmacStream(fair.seed.secret, fair.client_seed, order_id, draw_count)
-        attempt = replace(attempt, rng=stream)
     rng = attempt.rng
+    if fair is not None:  # the draw's own stream: its receipt pins every random number
+        rng = HmacStream(fair.seed.secret, fair.client_seed, order_id, draw_count)
     held = await admit(attempt, draw_count, order_id)  # the activity's participants cap
     left = None
     exhausted = engine.exhausted  # what the engine knew, for the receipt
@@ -191,8 +192,8 @@ async def take_prize(
     try:
         outcome = engine.choose(ctx, rng)
         while True:
-            capped = _within_person_caps(attempt, admission, outcome)  # before any slot
-            capped, held = await within_caps(attempt, capped, order_id, held)  # its winners
+            capped = _within_person_caps(attempt, admission, outcome, rng)  # before any slot
+            capped, held = await within_caps(attempt, capped, order_id, held, rng)  # winners
             if capped is not outcome:
                 steps.append((CAP, capped.rule))
                 outcome = capped
@@ -217,15 +218,18 @@ async def take_prize(
     return Drawn(order_id, draw_count, outcome, held, admission, notices, proof)
 
 
-def _within_person_caps(attempt: Attempt, admission: Admission | None, outcome: Outcome) -> Outcome:
+def _within_person_caps(
+    attempt: Attempt, admission: Admission | None, outcome: Outcome, rng: RandomSource
+) -> Outcome:
     """Participation's per-person caps (wins per period, each prize once): checked before the
-    activity's winners cap and the prize's stock, so a capped win takes neither."""
+    activity's winners cap and the prize's stock, so a capped win takes neither; the
+    fallback drawn from the draw's `rng`."""
     engine = attempt.engine
     if admission is None or not admission.capped(
         outcome.award_id, engine.outcome(outcome.award_id) == WIN
     ):
         return outcome
-    return engine.fallback(attempt.rng, PERSON_CAP_RULE)
+    return engine.fallback(rng, PERSON_CAP_RULE)
 
 
 async def give_back_prize(attempt: Attempt, drawn: Drawn) -> list[StockNotice]:
@@ -276,13 +280,17 @@ def records(attempt: Attempt, drawn: Drawn) -> tuple[RaffleOrder, Win, OutboxMes
         outcome.rule,
         now,
     )
-    payload = {
-        "order_id": order_id,
-        "user_id": cmd.user_id,
-        "activity_id": activity.id,
-        "strategy_id": activity.strategy_id,
-        "award_id": outcome.award_id,
-        "points": outcome.points,
-        "created_at": now.isoformat(),
-    }
-    return order, win, OutboxMessage(ids.message_id(), WON, order_id, json.dumps(payload), now)
+    return order, win, OutboxMessage(ids.message_id(), WON, order_id, won_payload(win), now)
+
+
+def won_payload(win: Win) -> str:
+    """The win's outbox message, as `json.dumps` of its fields (order_id, user_id,
+    activity_id, strategy_id, award_id, points, created_at) writes it, byte for byte: every
+    draw writes one."""
+    points = "null" if win.points is None else win.points
+    return (
+        f'{{"order_id": {encode_basestring_ascii(win.order_id)}, '
+        f'"user_id": {encode_basestring_ascii(win.user_id)}, "activity_id": {win.activity_id}, '
+        f'"strategy_id": {win.strategy_id}, "award_id": {win.award_id}, "points": {points}, '
+        f'"created_at": "{iso_text(win.created_at)}"}}'
+    )
