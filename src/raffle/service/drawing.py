@@ -5,9 +5,9 @@ of its own, through the shard's repositories."""
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass
 from datetime import datetime
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from raffle.domain.activity import Activity
@@ -21,7 +21,6 @@ from raffle.domain.quota import NoChances, QuotaAccount, QuotaPack
 from raffle.domain.randomness import RandomSource
 from raffle.domain.receipts import CAP, OUT, Proof, Receipt, Trail, issued
 from raffle.domain.rules import DrawContext
-from raffle.domain.times import iso_text
 from raffle.service import ids
 from raffle.service.caps import Held, admit, release, within_caps
 from raffle.service.contention import retried
@@ -280,17 +279,13 @@ def records(attempt: Attempt, drawn: Drawn) -> tuple[RaffleOrder, Win, OutboxMes
         outcome.rule,
         now,
     )
-    return order, win, OutboxMessage(ids.message_id(), WON, order_id, won_payload(win), now)
-
-
-def won_payload(win: Win) -> str:
-    """The win's outbox message, as `json.dumps` of its fields (order_id, user_id,
-    activity_id, strategy_id, award_id, points, created_at) writes it, byte for byte: every
-    draw writes one."""
-    points = "null" if win.points is None else win.points
-    return (
-        f'{{"order_id": {encode_basestring_ascii(win.order_id)}, '
-        f'"user_id": {encode_basestring_ascii(win.user_id)}, "activity_id": {win.activity_id}, '
-        f'"strategy_id": {win.strategy_id}, "award_id": {win.award_id}, "points": {points}, '
-        f'"created_at": "{iso_text(win.created_at)}"}}'
-    )
+    payload = {
+        "order_id": order_id,
+        "user_id": cmd.user_id,
+        "activity_id": activity.id,
+        "strategy_id": activity.strategy_id,
+        "award_id": outcome.award_id,
+        "points": outcome.points,
+        "created_at": now.isoformat(),
+    }
+    return order, win, OutboxMessage(ids.message_id(), WON, order_id, json.dumps(payload), now)

@@ -16,7 +16,6 @@ from raffle.domain.disclosure import DisclosedRule, ListedGroup
 from raffle.domain.draws import WinState
 from raffle.domain.quota import QuotaAccount
 from raffle.domain.receipts import Receipt, trail_text
-from raffle.domain.times import iso_text
 from raffle.entrypoints.http import examples
 from raffle.entrypoints.http.bounds import Id, UserId
 from raffle.entrypoints.http.claim_schemas import ClaimTermsOut
@@ -405,7 +404,7 @@ def _receipt_json(r: Receipt | None) -> str:
 
 def _iso(at: datetime) -> str:
     """A datetime as pydantic writes it: UTC as Z. Offsets are whole minutes (every zone's)."""
-    text = iso_text(at)
+    text = at.isoformat()
     return f"{text[:-6]}Z" if text.endswith("+00:00") else text
 
 
