@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from raffle.domain.awards import Award
@@ -21,8 +22,7 @@ SEED_BYTES = 32
 CLIENT_SEED_LENGTH = 64  # characters a player's own client seed may have
 _WORD = 1 << 64
 _WORDS = struct.Struct(">4Q")  # an HMAC block as four big-endian 64-bit words
-_BLOCK = 64  # SHA-256's block: a key is padded to it (hashed first if longer)
-_KEYED_MAX = 1024  # keys whose padded states are kept: a bound on memory
+_KEYED_MAX = 1024  # keys kept set up: a bound on memory
 
 
 class BadClientSeed(RaffleError):
@@ -61,42 +61,20 @@ class ServerSeed:
 
 
 def hmac_sha256(key: bytes, message: bytes) -> bytes:
-    """HMAC-SHA256 of `message` under `key` (RFC 2104, the bytes of `hmac.digest`). The
-    key's two padded SHA-256 states are made once per key and copied for each message, so
-    a message costs hashing itself, not setting the key up again."""
-    pads = _keyed.get(key)
-    if pads is None:
-        pads = _pads(key)
-    inner = pads[0].copy()
-    inner.update(message)
-    outer = pads[1].copy()
-    outer.update(inner.digest())
-    return outer.digest()
+    """HMAC-SHA256 of `message` under `key`. The key is set up once (an `hmac.HMAC`, kept
+    per key) and copied for each message: a seeded draw hashes several messages under one
+    period's key, and `hmac.digest` would set the key up again for each."""
+    keyed = _keyed.get(key)
+    if keyed is None:
+        if len(_keyed) >= _KEYED_MAX:
+            _keyed.clear()
+        keyed = _keyed[key] = hmac.new(key, digestmod=hashlib.sha256)
+    mac = keyed.copy()
+    mac.update(message)
+    return mac.digest()
 
 
-class _Hash(Protocol):
-    """What hmac_sha256 uses of a hashlib SHA-256 object."""
-
-    def copy(self) -> _Hash: ...
-
-    def update(self, data: bytes, /) -> None: ...
-
-    def digest(self) -> bytes: ...
-
-
-_keyed: dict[bytes, tuple[_Hash, _Hash]] = {}
-
-
-def _pads(key: bytes) -> tuple[_Hash, _Hash]:
-    if len(_keyed) >= _KEYED_MAX:
-        _keyed.clear()
-    block = (hashlib.sha256(key).digest() if len(key) > _BLOCK else key).ljust(_BLOCK, b"\0")
-    pads = (
-        hashlib.sha256(bytes(b ^ 0x36 for b in block)),
-        hashlib.sha256(bytes(b ^ 0x5C for b in block)),
-    )
-    _keyed[key] = pads
-    return pads
+_keyed: dict[bytes, hmac.HMAC] = {}
 
 
 def check_client_seed(text: str) -> str:
