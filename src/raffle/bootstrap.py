@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import partial
+from typing import Any
 
 import httpx
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -37,7 +38,7 @@ from raffle.adapters.randomness import SecretsRandomSource, SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
-from raffle.adapters.redis_pipeline import SharedPipeline
+from raffle.adapters.redis_pipeline import ROUND_TRIP_SECONDS, SharedPipeline
 from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.connection import sqlite_file
@@ -488,22 +489,34 @@ def _redis(settings: Settings) -> tuple[RedisClient | None, RedisCommands | None
         return None, None, []
     if not settings.redis_cluster:
         redis = _redis_client(url)
-        pipeline = SharedPipeline(redis)
-        return redis, pipeline, [pipeline.aclose]
+        pipeline = _pipeline(url)
+        return redis, pipeline, [pipeline.aclose, pipeline.redis.aclose]
     cluster = RedisCluster.from_url(
         url,
         max_connections=200,  # per node; past it a command fails rather than waits
         retry=Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3),
     )
-    commands = ClusterCommands(cluster, lambda host, port: _redis_client(url, host, port))
+    commands = ClusterCommands(cluster, lambda host, port: _pipeline(url, host, port))
     return cluster, commands, [commands.aclose]
 
 
-def _redis_client(url: str, host: str | None = None, port: int | None = None) -> Redis:
+def _pipeline(url: str, host: str | None = None, port: int | None = None) -> SharedPipeline:
+    """The shared round trips to the URL's Redis (or a cluster's master at host:port), on a
+    client of their own whose connections have no socket timeout: the round trip's own
+    timer, the URL's socket_timeout if it gives one, covers its write and its replies."""
+    options: dict[str, Any] = {**parse_url(url)}
+    timeout = float(options.get("socket_timeout") or ROUND_TRIP_SECONDS)
+    return SharedPipeline(_redis_client(url, host, port, socket_timeout=None), timeout)
+
+
+def _redis_client(
+    url: str, host: str | None = None, port: int | None = None, **settings: Any
+) -> Redis:
     """A client whose callers wait for a free connection under load instead of failing,
     and that retries a command on a fresh connection after Redis restarted; to the URL's
-    server, or with its credentials and options to a cluster's master at host:port."""
-    options = parse_url(url)
+    server, or with its credentials and options to a cluster's master at host:port;
+    `settings` over the URL's options."""
+    options: dict[str, Any] = {**parse_url(url), **settings}
     if host is not None and port is not None:
         options["host"], options["port"] = host, port
     pool = BlockingConnectionPool(

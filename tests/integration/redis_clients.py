@@ -31,11 +31,13 @@ def redis_client(kind: str, url: str, max_connections: int = 50, **options: Any)
     return Redis.from_pool(pool)
 
 
-def master(host: str, port: int) -> Redis:
-    """A client of a cluster's master, retrying as bootstrap's do."""
+def master(host: str, port: int) -> SharedPipeline:
+    """The round trips to a cluster's master, on a client retrying as bootstrap's do (and,
+    as theirs, without a socket timeout: the round trip has its own)."""
     retry = Retry(ExponentialBackoff(cap=0.5, base=0.01), retries=3)
     errors: list[type[Exception]] = [RedisConnectionError, RedisTimeoutError]
-    return Redis(host=host, port=port, retry=retry, retry_on_error=errors)
+    client = Redis(host=host, port=port, retry=retry, retry_on_error=errors, socket_timeout=None)
+    return SharedPipeline(client)
 
 
 def commands_of(client: RedisClient) -> RedisCommands:

@@ -13,7 +13,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from raffle.adapters.redis_pipeline import LuaScript, SharedPipeline
+from raffle.adapters.redis_pipeline import ROUND_TRIP_SECONDS, LuaScript, SharedPipeline
+from raffle.bootstrap import _pipeline
 from tests.services import RedisServer
 
 IN_FLIGHT = 500
@@ -195,12 +196,12 @@ async def test_commands_sent_while_redis_is_down_go_once_it_is_back_within_the_r
 async def test_a_round_trip_past_the_socket_timeout_fails_its_batch_and_the_next_goes_on(
     redis_url: str, prefix: str
 ) -> None:
-    # BLPOP holds its reply past the client's socket timeout: the batch fails as redis-py's
+    # BLPOP holds its reply past the round trip's timeout: the batch fails as redis-py's
     # own timeouts do, the connection with its unread replies is dropped, and the next batch
-    # gets a fresh one.
-    pool = BlockingConnectionPool.from_url(redis_url, max_connections=5, socket_timeout=0.2)
+    # gets a fresh one. The connections have no timeout of their own, as bootstrap's.
+    pool = BlockingConnectionPool.from_url(redis_url, max_connections=5, socket_timeout=None)
     redis = Redis.from_pool(pool)
-    commands = SharedPipeline(redis)
+    commands = SharedPipeline(redis, timeout=0.2)
     try:
         stuck = commands.execute("BLPOP", prefix + "never", 1)
         alongside = commands.execute("INCR", prefix + "n")
@@ -210,3 +211,21 @@ async def test_a_round_trip_past_the_socket_timeout_fails_its_batch_and_the_next
         assert await commands.execute("GET", prefix + "k") == b"v"  # nobody else's reply
     finally:
         await redis.aclose()
+
+
+async def test_bootstraps_round_trips_keep_the_urls_timeout_on_connections_without_one(
+    redis_url: str, prefix: str
+) -> None:
+    # redis-py times a write on a connection with a socket timeout by running it as a task
+    # of its own; the round trip's timer covers it instead.
+    for url, timeout in ((redis_url, ROUND_TRIP_SECONDS), (f"{redis_url}?socket_timeout=0.3", 0.3)):
+        commands = _pipeline(url)
+        try:
+            assert commands.timeout == timeout
+            assert await commands.execute("SET", prefix + "k", "v") in (True, b"OK")
+            connection = await commands.redis.connection_pool.get_connection()  # type: ignore[no-untyped-call]
+            assert connection.socket_timeout is None
+            await commands.redis.connection_pool.release(connection)
+        finally:
+            await commands.aclose()
+            await commands.redis.aclose()

@@ -7,7 +7,6 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (
     AskError,
@@ -32,12 +31,12 @@ _ELSEWHERE = (MovedError, AskError, RedisClusterException, RedisConnectionError,
 _DOWN = (ClusterDownError, TryAgainError, RedisConnectionError)
 DOWN_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 
-Connect = Callable[[str, int], Redis]  # a client of one master, by host and port
+Connect = Callable[[str, int], SharedPipeline]  # one master's round trips, by host and port
 
 
 class ClusterCommands:
-    """Each master gets the single-Redis round trips (SharedPipeline, on a plain client of
-    its own that `connect` makes), so batches form per master and go to the masters in
+    """Each master gets the single-Redis round trips (a SharedPipeline, on a plain client of
+    its own, that `connect` makes), so batches form per master and go to the masters in
     parallel. The master of a key is read from the cluster client's map of slots. A command
     that meets a moved slot or a master out of reach (after its client's retries) goes
     again, alone, through the cluster client, which follows the redirection, refreshes its
@@ -122,7 +121,5 @@ class ClusterCommands:
             raise RedisClusterException(f"no master holds the slot of {key!r}")
         master = self._masters.get(node.name)
         if master is None:
-            master = self._masters[node.name] = SharedPipeline(
-                self._connect(node.host, int(node.port))
-            )
+            master = self._masters[node.name] = self._connect(node.host, int(node.port))
         return master

@@ -18,6 +18,7 @@ from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 Arg = str | bytes | int | float
+ROUND_TRIP_SECONDS = 5.0  # as long as redis-py gives a command by default
 
 _Waiting = list[tuple[tuple[Arg, ...], "asyncio.Future[Any]"]]
 
@@ -54,10 +55,15 @@ class SharedPipeline:
     pool once and kept, not taken and given back around each round trip (the pool's lock,
     its checks and its bookkeeping cost more than the round trip's own work). A try that
     fails drops it (disconnected, given back), and the next try takes a fresh one.
+
+    `timeout` bounds a round trip, its write and all its replies. Give it a client whose
+    connections have no socket timeout of their own: redis-py times a write by running it
+    as a task of its own (asyncio.wait_for), a task for every round trip.
     """
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, timeout: float = ROUND_TRIP_SECONDS) -> None:
         self.redis = redis
+        self.timeout = timeout
         self.commands = 0  # sent, and round trips made: how well batches form
         self.round_trips = 0
         self._waiting: _Waiting = []
@@ -147,7 +153,7 @@ class SharedPipeline:
         packed = b"".join(hiredis.pack_command(command) for command in commands)  # type: ignore[arg-type]
         replies: list[Any] = []
         try:
-            async with asyncio.timeout(connection.socket_timeout):
+            async with asyncio.timeout(self.timeout):
                 await connection.send_packed_command(packed)
                 for _ in commands:
                     replies.append(await _reply(connection))
