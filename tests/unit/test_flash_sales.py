@@ -268,7 +268,7 @@ def _solves(sales: FlashSales, challenge: str, answer: str) -> bool:
     return True
 
 
-async def test_a_publish_confirmed_too_late_still_polls_to_its_one_order(
+async def test_a_publish_confirmed_too_late_keeps_its_order_and_its_unit_once(
     sales: FlashSales,
 ) -> None:
     real = sales.broker.publish
@@ -280,11 +280,29 @@ async def test_a_publish_confirmed_too_late_still_polls_to_its_one_order(
             raise Unavailable("the confirmation was lost")
 
     sales.broker.publish = arrived_unconfirmed  # type: ignore[method-assign]
-    with pytest.raises(Unavailable):  # the unit went back; the player asks again
+    with pytest.raises(Unavailable):  # the player is told to ask again
         await buy(sales, "alice")
-    assert await buy(sales, "alice") is Answer.QUEUED  # seq 2: refused for her limit
-    assert [o.state.value for o in store(sales).orders.values()] == [
-        "awaiting_payment",
-        "refused",
-    ]
+    # The copy that arrived made her order: it stands, and its unit is not given back too.
+    assert await buy(sales, "alice") is Answer.ALREADY_BOUGHT
+    assert [o.state.value for o in store(sales).orders.values()] == ["awaiting_payment"]
+    assert await sales.stock.left(1111) == 2
     assert await sales.result(1111, "alice") == "fs1111-alice-1"
+
+
+async def test_a_copy_arriving_after_its_unconfirmed_purchase_was_withdrawn_makes_no_order(
+    sales: FlashSales,
+) -> None:
+    sent: list[OutboxMessage] = []
+
+    async def unconfirmed(message: OutboxMessage) -> None:
+        sent.append(message)  # reached the queue; only its confirmation was lost
+        raise Unavailable("the confirmation was lost")
+
+    sales.broker.publish = unconfirmed  # type: ignore[method-assign]
+    with pytest.raises(Unavailable):
+        await buy(sales, "alice")
+    assert await sales.stock.left(1111) == 3  # withdrawn: the unit back
+    await sales.handle(sent[0])  # the copy, late
+    assert [o.state.value for o in store(sales).orders.values()] == ["refused"]
+    assert store(sales).sold[1111] == 0
+    assert await sales.stock.left(1111) == 3  # not back twice, not sold

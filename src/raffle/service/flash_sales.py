@@ -154,13 +154,13 @@ class FlashSales:
             self.marks.mark(sale_id, generation)
         if taking.answer is not Answer.QUEUED:
             return taking.answer
-        await self._queue(Purchase(sale_id, user_id, taking.seq, now))
+        await self._queue(Purchase(sale_id, user_id, taking.seq, now), sale)
         return Answer.QUEUED
 
-    async def _queue(self, purchase: Purchase) -> None:
-        """Published with the broker's confirmation before the player hears "queued"; not
-        confirmed (or the queue at its bound), the unit goes back and the player is told to
-        try again: a unit is never held for a purchase no queue holds."""
+    async def _queue(self, purchase: Purchase, sale: Sale) -> None:
+        """Published with the broker's confirmation before the player hears "queued"; at the
+        queue's bound the unit goes back and the player is told to try again: a unit is never
+        held for a purchase no queue holds. Not confirmed, see _withdraw."""
         if self.in_flight >= self.limits.queue_bound:
             await self._give_back(purchase.sale_id, purchase.user_id)
             raise QueueFull("too many purchases waiting: try again in a moment")
@@ -168,10 +168,27 @@ class FlashSales:
         try:
             await self.broker.publish(_message(purchase))
         except BaseException:
-            await self._give_back(purchase.sale_id, purchase.user_id)
+            await self._withdraw(purchase, sale)
             raise
         finally:
             self.in_flight -= 1
+
+    async def _withdraw(self, purchase: Purchase, sale: Sale) -> None:
+        """A purchase whose publish was not confirmed may have reached the queue even so: it
+        is stored as refused first, so a copy that arrives finds the refusal and makes no
+        order, and only then does its unit go back. Found stored already (an order made
+        from a copy that did arrive), it stands with its unit: giving that back too would
+        count the unit twice. The database out of reach, the unit stays taken until the
+        strays' sweep returns it (no order or refusal carries it)."""
+        try:
+            refused = await self.store.refuse(purchase, sale)
+        except Exception:
+            log.warning(
+                "flash sale %s: %s not withdrawn", sale.id, purchase.order_id, exc_info=True
+            )
+            return
+        if refused:
+            await self._give_back(purchase.sale_id, purchase.user_id)
 
     async def handle(self, message: OutboxMessage) -> None:
         """The consumer: the purchase becomes an order (or a refusal when the database has

@@ -98,8 +98,8 @@ class SaleStore(Protocol):
         ...
 
     async def refuse(self, purchase: Purchase, sale: Sale) -> bool:
-        """Store the purchase as refused, taking no unit (its points fell short); False
-        when it was stored before."""
+        """Store the purchase as refused, taking no unit (its points fell short, or its
+        publish was not confirmed); False when it was stored before."""
         ...
 
     async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
