@@ -49,7 +49,7 @@ class SharedPipeline:
     The round trip is made on a pool's connection through its public methods rather than
     redis-py's asyncio Pipeline, which packs every argument in Python, starts a timer for
     every reply and does not retry taking its connection: hiredis packs the batch, and one
-    timer (the client's socket timeout) covers the write and all the replies.
+    timer (the round trip's `timeout`) covers the write and all the replies.
 
     Round trips go one at a time, so one connection serves them all: it is taken from the
     pool once and kept, not taken and given back around each round trip (the pool's lock,

@@ -111,16 +111,19 @@ class Activity:
         (every draw computes them, more than once). Kept per zone for the UTC second of the
         last `now` converted: a zone's offsets and transitions are whole seconds, so every
         time within one UTC second has the same local date."""
-        if now.tzinfo is UTC:
-            kept = _periods.get(self.time_zone)
-            if kept is not None and kept[0] <= now < kept[1]:
-                return kept[2]
-        day = now.astimezone(ZoneInfo(self.time_zone)).date().isoformat()
-        found = day, day[:7]
-        if now.tzinfo is UTC:
+        if now.tzinfo is not UTC:
+            return _periods_in(self.time_zone, now)
+        kept = _periods.get(self.time_zone)
+        if kept is None or not kept[0] <= now < kept[1]:
             second = now.replace(microsecond=0)
-            _periods[self.time_zone] = (second, second + _SECOND, found)
-        return found
+            found = _periods_in(self.time_zone, now)
+            kept = _periods[self.time_zone] = (second, second + _SECOND, found)
+        return kept[2]
+
+
+def _periods_in(time_zone: str, now: datetime) -> tuple[str, str]:
+    day = now.astimezone(ZoneInfo(time_zone)).date().isoformat()
+    return day, day[:7]
 
 
 _SECOND = timedelta(seconds=1)

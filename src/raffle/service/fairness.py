@@ -52,10 +52,8 @@ class SeedBook:
     async def in_force(
         self, activity: Activity, engine: DrawEngine, user_id: str, now: datetime
     ) -> SeedInForce:
-        seed = self._cached(activity.id, now) or await self.current(activity, now)
-        if self._clients_until <= time.monotonic():
-            await self._read_clients()
-        return SeedInForce(seed, self._client_seed(user_id), self.odds_hash(engine))
+        seed = await self.current(activity, now)
+        return SeedInForce(seed, await self.client_seed(user_id), self.odds_hash(engine))
 
     async def current(self, activity: Activity, now: datetime) -> ServerSeed:
         if (seed := self._cached(activity.id, now)) is not None:
@@ -90,9 +88,6 @@ class SeedBook:
     async def client_seed(self, user_id: str) -> str:
         if self._clients_until <= time.monotonic():
             await self._read_clients()
-        return self._client_seed(user_id)
-
-    def _client_seed(self, user_id: str) -> str:
         return self._clients.get(user_id) or default_client_seed(user_id)
 
     async def _read_clients(self) -> None:

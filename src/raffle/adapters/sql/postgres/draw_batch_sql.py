@@ -92,8 +92,7 @@ def _consume_ctes(k: int, index: int) -> list[str]:
     """The CTEs of the `k`th table of the statement, shard table `index`."""
     t = shard_tables(index)
     account, key = t.quota_account.name, ("user_id", "activity_id")
-    # One array of rows rather than an array per column: see `inserted`.
-    claims = f"(SELECT ${k + 1}::draw_claim[] OFFSET 0) AS p(a0), unnest(p.a0) AS x"
+    claims = rows_of("draw_claim", k + 1)  # one array of rows, not an array per column
     return [
         f"x{k} AS (SELECT x.* FROM {claims})",  # noqa: S608
         f"l{k} AS (SELECT q.user_id, q.activity_id, x.day, x.month FROM x{k} AS x, LATERAL "  # noqa: S608
@@ -243,14 +242,20 @@ def inserted(table: Table, row: Sequence[str], columns: Sequence[str], first: in
 
     One array of rows rather than an array per column: the driver checks each element of
     an array (whether it is an array itself), and a row is one element where its columns
-    were one each. Through a subquery the planner keeps (OFFSET 0), as `unnest`'s arrays."""
+    were one each."""
     if tuple(table.c.keys()) != tuple(row):
         raise ValueError(f"{table.name}'s columns are not {row}")
     values = ", ".join(f"x.{name}" for name in columns)
     return (
-        f"INSERT INTO {table.name} ({', '.join(columns)}) SELECT {values} "  # noqa: S608
-        f"FROM (SELECT ${first}::{table.name}[] OFFSET 0) AS p(a0), unnest(p.a0) AS x"
+        f"INSERT INTO {table.name} ({', '.join(columns)}) "  # noqa: S608
+        f"SELECT {values} FROM {rows_of(table.name, first)}"
     )
+
+
+def rows_of(kind: str, parameter: int) -> str:
+    """The rows of array parameter `$parameter` of row type `kind`: `x(its columns)`,
+    through a subquery the planner keeps (OFFSET 0), as `unnest`'s arrays."""
+    return f"(SELECT ${parameter}::{kind}[] OFFSET 0) AS p(a0), unnest(p.a0) AS x"
 
 
 @cache
