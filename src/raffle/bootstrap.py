@@ -52,7 +52,7 @@ from raffle.adapters.sql.repositories.switches import SqlSwitchStore
 from raffle.adapters.sql.repositories.tags import SqlTagStore
 from raffle.adapters.sql.repositories.user_pages import SqlUserPages
 from raffle.adapters.sql.shards import SqlShards
-from raffle.adapters.sql.sqlite.draw import SqliteShardUnitOfWork
+from raffle.adapters.sql.sqlite.draw import SqliteDrawBatches
 from raffle.adapters.sql.stock_claims import CAPS, SqlStockClaims
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.adapters.switch_news import (
@@ -339,14 +339,14 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
 
 def sql_shards(engines: list[AsyncEngine], tables: int, draw_batch_size: int = 1) -> SqlShards:
     """The shards on `engines`, with their backend's unit of work and draw store: on
-    PostgreSQL (asyncpg) draws in batches of up to `draw_batch_size`; on an SQLite file, the
-    draw's statements on sqlite3; on MariaDB (asyncmy) draws in batches too, over the
-    portable repositories; anything else, each draw alone."""
+    PostgreSQL (asyncpg), MariaDB (asyncmy) and an SQLite file, draws in batches of up to
+    `draw_batch_size` on each one's own statements; anything else, each draw alone."""
     if all(e.dialect.name == "postgresql" and e.dialect.driver == "asyncpg" for e in engines):
         batches = PgDrawBatches(engines, tables, draw_batch_size)
         return SqlShards(engines, tables, PgShardUnitOfWork, BatchedDraws(batches))
     if all(sqlite_file(e) for e in engines):
-        return SqlShards(engines, tables, SqliteShardUnitOfWork)
+        sqlite = SqliteDrawBatches(engines, tables, draw_batch_size)
+        return SqlShards(engines, tables, draws=BatchedDraws(sqlite))
     if all(
         e.dialect.name in ("mysql", "mariadb") and e.dialect.driver == "asyncmy" for e in engines
     ):

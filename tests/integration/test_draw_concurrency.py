@@ -63,18 +63,14 @@ async def run(raffle: Raffle, draws: list[Draw]) -> tuple[list[DrawResult], Coun
 
 
 def batches_of(raffle: Raffle) -> DrawBatches | None:
-    """The batches of the draw store (PostgreSQL, MariaDB); None on SQLite."""
+    """The batches of the draw store (every backend's)."""
     draws = raffle.shards.draws
     return draws.batches if isinstance(draws, BatchedDraws) else None
 
 
 def assert_batched(raffle: Raffle) -> None:
-    """On PostgreSQL and MariaDB the draws went in batches, and batches of several draws
-    formed; on SQLite each draw committed alone."""
+    """The draws went in batches, and batches of several draws formed."""
     batches = batches_of(raffle)
-    if raffle.settings.database_url.startswith("sqlite"):
-        assert batches is None
-        return
     assert batches is not None
     assert max(batches.sizes) > 1, batches.sizes
 

@@ -15,6 +15,7 @@ import pytest
 from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatch
 from raffle.adapters.sql.postgres.draw_batch import PgDrawBatch
 from raffle.adapters.sql.repositories.participation import SqlCounterRepository
+from raffle.adapters.sql.sqlite.draw import SqliteDrawBatch
 from raffle.bootstrap import Raffle
 from raffle.domain.caps import Caps
 from raffle.domain.points import PointsKind, PointsOrder
@@ -278,7 +279,7 @@ async def test_an_activity_without_policies_reads_and_writes_nothing_more(
     # Today's speed for today's activities: no participation step runs for them, in any
     # backend's store; the other activity's draws run both steps.
     calls: Counter[str] = Counter()
-    for cls in (PgDrawBatch, MariaDrawBatch, SqlCounterRepository):
+    for cls in (PgDrawBatch, MariaDrawBatch, SqliteDrawBatch, SqlCounterRepository):
         for name in ("standings", "count", "counts", "add"):
             if (original := getattr(cls, name, None)) is not None:
                 monkeypatch.setattr(cls, name, _counted(calls, name, original))

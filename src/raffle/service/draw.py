@@ -49,8 +49,8 @@ async def draw(
 
     The chance is consumed in the same transaction that records the order, the win and its
     outbox message, so a failure anywhere rolls all of them back: a chance is never lost
-    and never spent twice. The backend's draw store runs it (see DrawStore): on PostgreSQL
-    and MariaDB that transaction is shared with other users' draws on the same database
+    and never spent twice. The backend's draw store runs it (see DrawStore): on every SQL
+    backend that transaction is shared with other users' draws on the same database
     (draw_batch).
 
     A user the database just found without a chance is refused from the hints, without a

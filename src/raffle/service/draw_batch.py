@@ -1,4 +1,4 @@
-"""The batched draw store (PostgreSQL, MariaDB): the draws of many users on one shard
+"""The batched draw store (PostgreSQL, MariaDB, SQLite): the draws of many users on one shard
 database share one transaction (group commit), each statement carrying all of them; the rare
 cases (a first visit, a replay, a failed batch) stay in the store (docs/architecture.md).
 """

@@ -1,6 +1,6 @@
 """The steps of a draw (a chance consumed, the strategy run, stock taken, the result
 recorded), and the draw store of the backends without batches: each draw in a transaction
-of its own, through the shard's repositories."""
+of its own, through the shard's repositories (the unit tests' fakes, other drivers)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from raffle.service.quotas import welcome_first
 
 
 class DrawsAlone:
-    """Each draw in a transaction of its own on its user's shard (SQLite, MariaDB); run
+    """Each draw in a transaction of its own on its user's shard (no batched store); run
     again if the database dropped it. Taking the chance first takes the account's row lock,
     which makes one user's concurrent draws (and retries of one Idempotency-Key) take turns."""
 

@@ -1,5 +1,5 @@
-"""What the batched draw stores (postgres/, mariadb/) share: a lane per shard database, each
-keeping its own driver connections between batches."""
+"""What the batched draw stores (postgres/, mariadb/, sqlite/) share: a lane per shard
+database; the client-server ones keep their own driver connections between batches."""
 
 from __future__ import annotations
 

@@ -72,7 +72,7 @@ def route(user_id: str, databases: int, tables: int) -> tuple[int, int]:
 
 class SqlShardUnitOfWork(TransactionScope):
     """One transaction on one shard table index of one database, through the portable
-    repositories; a backend's own unit of work (postgres/shards, sqlite/draw) replaces those it
+    repositories; a backend's own unit of work (postgres/shards) replaces those it
     runs faster, and bootstrap picks it."""
 
     quotas: QuotaRepository
