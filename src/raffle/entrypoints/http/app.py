@@ -93,7 +93,9 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         engagement, prizes, delivery, profiles, prize_pool, content, deny, join_codes, winners,
         payments, fairness, audit, tickets, flash_sales,
     )  # fmt: skip
-    for module in (*routers, stock_warnings, pages, docs, health):
+    # Health first among the routers: probes call it often, and a route is found by trying
+    # each before it in turn.
+    for module in (health, *routers, stock_warnings, pages, docs):
         app.include_router(module.router)
     app.include_router(route_trees.router)
     app.include_router(route_trees.player)
