@@ -43,6 +43,8 @@ PLAYERS = 50  # and at least twice the concurrency
 # --activity 990103: the one with two policies and a dynamic tag (passed on to the server and
 # client processes in the environment)
 ACTIVITY = int(os.environ.get("BENCH_DRAW_ACTIVITY", "990101"))
+REFUSALS = 990102  # --activity 990102: a welcome pack of one chance, so the draws are refused
+HEALTH = os.environ.get("BENCH_HEALTH") == "1"  # --health: GET /api/health counted instead
 COUNTING = """#include <valgrind/callgrind.h>
 void start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
 void stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
@@ -224,12 +226,15 @@ async def client(port: int, folder: Path, count: int, concurrency: int) -> None:
     tokens = (folder / "tokens").read_text().split()
     numbers = iter(range(1 << 62))
 
-    async def connection(share: int) -> None:
+    async def connection(share: int, status: bytes) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         for _ in range(share):
             n = next(numbers)
+            health = status == b"HTTP/1.1 200"
             writer.write(
-                f"POST /api/activities/{ACTIVITY}/draws HTTP/1.1\r\nHost: b\r\n"
+                b"GET /api/health HTTP/1.1\r\nHost: b\r\n\r\n"
+                if health
+                else f"POST /api/activities/{ACTIVITY}/draws HTTP/1.1\r\nHost: b\r\n"
                 f"Authorization: Bearer {tokens[n % len(tokens)]}\r\n"
                 f"Idempotency-Key: {n}\r\nContent-Length: 0\r\n\r\n".encode()
             )
@@ -237,17 +242,19 @@ async def client(port: int, folder: Path, count: int, concurrency: int) -> None:
             length = re.search(rb"(?i)content-length: *(\d+)", head)
             assert length, head
             body = await reader.readexactly(int(length[1]))
-            assert head.startswith(b"HTTP/1.1 201"), head + body
+            assert head.startswith(status), head + body
         writer.close()
 
-    async def run(total: int) -> None:
+    async def run(total: int, status: bytes = b"HTTP/1.1 201") -> None:
         shares = [total // concurrency + (i < total % concurrency) for i in range(concurrency)]
-        await asyncio.gather(*(connection(share) for share in shares if share))
+        await asyncio.gather(*(connection(share, status) for share in shares if share))
 
     await run(len(tokens))
     print("warm", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-    await run(count)
+    # In the refusals' activity the first visit spent the one chance: every later draw is 409.
+    expected = b"HTTP/1.1 409" if ACTIVITY == REFUSALS else b"HTTP/1.1 201"
+    await run(count, b"HTTP/1.1 200" if HEALTH else expected)
     print("done", flush=True)
 
 
@@ -314,12 +321,16 @@ def main() -> None:
         "--profile", type=Path, help="no callgrind: cProfile's stats of the draws to this file"
     )
     parser.add_argument("--activity", type=int, default=ACTIVITY, help="the activity drawn")
+    parser.add_argument(
+        "--health", action="store_true", help="count GET /api/health instead (the baseline)"
+    )
     parser.add_argument("--callgrind-out", type=Path, help="keep callgrind's profile here")
     parser.add_argument("--client", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--inner", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ["BENCH_DRAW_ACTIVITY"] = str(args.activity)
+    os.environ["BENCH_HEALTH"] = "1" if args.health else ""
     if args.client is not None:
         asyncio.run(client(args.client, args.folder, args.draws, args.concurrency))
         return
@@ -342,9 +353,10 @@ def main() -> None:
             return
         total = counted(Path(folder), args.draws, args.concurrency, args.callgrind_out)
     where = "PostgreSQL 2 x 4 + Redis" if args.postgres else "embedded"
+    what = "GET /api/health" if args.health else f"draws of {args.activity}"
     print(
-        f"{total / args.draws:,.0f} instructions a draw ({args.draws} draws of "
-        f"{args.activity}, {where}, {args.concurrency} at once)"
+        f"{total / args.draws:,.0f} instructions a request ({args.draws} {what}, {where}, "
+        f"{args.concurrency} at once)"
     )
 
 

@@ -31,7 +31,7 @@ from tests.services import RedisServer
 
 SALE = 1818
 UNITS, USERS, REQUESTS, IN_FLIGHT = 100, 5_000, 20_000, 500
-RESOLVE_SECONDS = 30.0
+RESOLVE_SECONDS = 120.0  # generous: a correctness test, run beside the whole suite on 2 cores
 RETRY_SECONDS = 0.05  # a player's page asking again after a 503
 ARRIVAL_SECONDS = 0.002  # between players starting: all IN_FLIGHT of them within a second
 
@@ -131,8 +131,8 @@ async def rush(raffle: Raffle, hook: Hook | None = None) -> Said:
 
 
 async def resolved(raffle: Raffle, answers: Said, started: float) -> dict[str, int | str]:
-    """Each user told `queued`: polled until the result is an order or -1, within 30 s of
-    the rush's start."""
+    """Each user told `queued`: polled until the result is an order or -1, within
+    RESOLVE_SECONDS of the rush's start."""
     waiting = {u for u, said in answers.items() if Answer.QUEUED in said}
     found: dict[str, int | str] = {}
     while waiting and time.monotonic() - started < RESOLVE_SECONDS:
@@ -153,7 +153,13 @@ async def orders(raffle: Raffle) -> list[tuple[str, str, int]]:
         return [(user, state, seq) for user, state, seq in await connection.execute(query)]
 
 
-async def check_the_books(raffle: Raffle, answers: Said, results: dict[str, int | str]) -> None:
+async def check_the_books(
+    raffle: Raffle, answers: Said, results: dict[str, int | str], *, lost: int = 0
+) -> None:
+    """Exactly the stock sold, once per user, each order found by its buyer; the fast stock's
+    units left and the orders add up to the stock. After the fast stock lost its data while
+    `lost` purchases were queued, it was rebuilt from the orders without them (FlashSales.load):
+    it may count up to that many units more than the database has, never fewer."""
     stored = await orders(raffle)
     live = [user for user, state, _ in stored if state in ("done", "awaiting_payment")]
     expired = [user for user, state, _ in stored if state == "expired"]
@@ -174,7 +180,7 @@ async def check_the_books(raffle: Raffle, answers: Said, results: dict[str, int 
     ]
     left = await raffle.flash.stock.left(SALE)
     assert left is not None
-    assert left + len(live) + len(expired) == UNITS
+    assert UNITS <= left + len(live) + len(expired) <= UNITS + lost
 
 
 @pytest.fixture(params=["postgres", "mariadb"])
@@ -236,7 +242,8 @@ async def test_a_redis_restart_and_consumers_killed_twice_lose_and_oversell_noth
     await asyncio.gather(*restarted)
     assert len(restarted) == 1
     results = await resolved(production, answers, begun)
-    await check_the_books(production, answers, results)
+    # At most the purchases queued before Redis went, not yet orders then.
+    await check_the_books(production, answers, results, lost=UNITS // 2)
     await consumers.kill()
 
 

@@ -350,12 +350,24 @@ DETAILS: tuple[tuple[Any, Callable[[Any], dict[str, Any]]], ...] = (
 
 
 def problem_of(error: RaffleError) -> Problem:
-    status = next((s for kind, s in STATUS.items() if isinstance(error, kind)), 400)
+    status, found = _entries(type(error))
     extra: dict[str, Any] = {}
-    for kind, details in DETAILS:
-        if isinstance(error, kind):
-            extra.update(details(error))
+    for details in found:
+        extra.update(details(error))
     return _problem(status, error.code, error.message, **extra)
+
+
+Entries = tuple[int, tuple[Callable[[Any], dict[str, Any]], ...]]
+_ENTRIES: dict[type[RaffleError], Entries] = {}
+
+
+def _entries(kind: type[RaffleError]) -> Entries:
+    """The status and the details of an error type, looked up in the tables once a type."""
+    if (found := _ENTRIES.get(kind)) is None:
+        status = next((s for base, s in STATUS.items() if issubclass(kind, base)), 400)
+        details = tuple(details for base, details in DETAILS if issubclass(kind, base))
+        found = _ENTRIES[kind] = (status, details)
+    return found
 
 
 def response_of(problem: Problem) -> JSONResponse:

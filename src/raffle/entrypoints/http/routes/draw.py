@@ -4,8 +4,8 @@
 # answer) is a good part of a draw's CPU, and the draw is the route under load; this one
 # makes the same checks, with the functions the FastAPI dependencies call, in the same
 # order: the session, the path, the Idempotency-Key. The draw's own checks (deny lists,
-# pause, rate limit, join code) are draw()'s. Errors go through the application's error
-# table as any route's; a refusal of a signed-in player is counted for the automatic
+# pause, rate limit, join code) are draw()'s. Errors are answered from the application's
+# error table as any route's; a refusal of a signed-in player is counted for the automatic
 # blocking rules here. An ASGI app rather than a request/response function, it reads the
 # two headers and sends its answer without Starlette's Headers or Response objects.
 
@@ -37,7 +37,7 @@ from raffle.entrypoints.http.deps import (
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.openapi import Document, schema_ref, security
-from raffle.entrypoints.http.problems import documented
+from raffle.entrypoints.http.problems import documented, problem_of, response_of
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
 from raffle.entrypoints.http.ticket_schemas import TicketOut, ticket_path
 from raffle.service.draw import Draw, draw
@@ -69,7 +69,9 @@ class DrawOnce:
             await _draw(raffle, request, send)
         except RaffleError as refused:
             raffle.metrics.refused(refused.code)
-            raise
+            # The application's error table answers, as its handler would once the error had
+            # climbed the middleware: refusals are most of the answers under a rush.
+            await response_of(problem_of(refused))(scope, receive, send)
         except RequestValidationError:
             raffle.metrics.refused(InvalidInput.code)  # the code the error table answers it with
             raise
