@@ -226,11 +226,10 @@ async def client(port: int, folder: Path, count: int, concurrency: int) -> None:
     tokens = (folder / "tokens").read_text().split()
     numbers = iter(range(1 << 62))
 
-    async def connection(share: int, status: bytes) -> None:
+    async def connection(share: int, status: bytes, health: bool) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         for _ in range(share):
             n = next(numbers)
-            health = status == b"HTTP/1.1 200"
             writer.write(
                 b"GET /api/health HTTP/1.1\r\nHost: b\r\n\r\n"
                 if health
@@ -245,16 +244,16 @@ async def client(port: int, folder: Path, count: int, concurrency: int) -> None:
             assert head.startswith(status), head + body
         writer.close()
 
-    async def run(total: int, status: bytes = b"HTTP/1.1 201") -> None:
+    async def run(total: int, status: bytes = b"HTTP/1.1 201", health: bool = False) -> None:
         shares = [total // concurrency + (i < total % concurrency) for i in range(concurrency)]
-        await asyncio.gather(*(connection(share, status) for share in shares if share))
+        await asyncio.gather(*(connection(share, status, health) for share in shares if share))
 
     await run(len(tokens))
     print("warm", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     # In the refusals' activity the first visit spent the one chance: every later draw is 409.
     expected = b"HTTP/1.1 409" if ACTIVITY == REFUSALS else b"HTTP/1.1 201"
-    await run(count, b"HTTP/1.1 200" if HEALTH else expected)
+    await run(count, b"HTTP/1.1 200" if HEALTH else expected, HEALTH)
     print("done", flush=True)
 
 

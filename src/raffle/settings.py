@@ -68,9 +68,8 @@ class Settings(BaseSettings):
     session_ttl_seconds: int = 7 * 24 * 3600  # sliding: each use extends it
     draws_per_second: int = 10  # per user
     registrations_per_hour: int = 20  # per client address
-    # On PostgreSQL and MariaDB the draws that arrive while one batch of a database is in flight go
-    # together in its next, at most this many in one transaction (group commit); 1: batches
-    # of one.
+    # The draws that arrive while one batch of a database is in flight go together in its
+    # next, at most this many in one transaction (group commit); 1: batches of one.
     draw_batch_size: int = 64
     catalogue_ttl_seconds: float = 1.0  # how soon a change by another process is seen
     load_demo: bool = True  # `raffle serve` on an empty database loads examples/ and a demo

@@ -85,7 +85,7 @@ async def test_a_thousand_users_racing_for_fifty_winners_make_exactly_fifty(buil
     assert await raffle.stock.left(STRATEGY, PRIZE) == STOCK - 50
     assert await report(raffle) == {Cap.WINNERS: (50, 50, 0)}
     assert await raffle.caps.left(ACTIVITY, int(Cap.WINNERS)) == 0  # type: ignore[union-attr]
-    assert_batched(raffle)  # on PostgreSQL and MariaDB, many draws shared transactions
+    assert_batched(raffle)  # many draws shared transactions
 
 
 async def test_participants_beyond_the_cap_are_refused_and_those_in_keep_drawing(
@@ -154,7 +154,7 @@ async def test_draws_that_fail_after_taking_their_slots_leak_none(
     build: Build, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Recording fails for one user's draws: inside the draw's transaction, after the prize,
-    # the participant's and the winner's slots were taken. On PostgreSQL and MariaDB the
+    # the participant's and the winner's slots were taken. The
     # whole batch rolls back and its other draws go again one per batch.
     raffle = await build(capped(Caps(winners=20, participants=60)), None)
 

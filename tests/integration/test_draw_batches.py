@@ -20,13 +20,12 @@ from raffle.bootstrap import Raffle
 from raffle.domain.draws import OrderState, RaffleOrder, Win
 from raffle.domain.quota import QuotaPack
 from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.draw_batch import BatchedDraws
 from raffle.service.idempotency import KeyReused
-from raffle.service.ports import DrawBatches, ShardUnitOfWork
+from raffle.service.ports import ShardUnitOfWork
 from raffle.service.switches import set_switch
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, PRIZE, STRATEGY, THANKS, campaign, wired
-from tests.integration.test_draw_concurrency import wins_in_database
+from tests.integration.test_draw_concurrency import batches_of, wins_in_database
 
 STOCK = 1000
 OTHER = 2  # a second activity
@@ -64,12 +63,6 @@ async def raffle(
     await raffle.close()
 
 
-def batches(raffle: Raffle) -> DrawBatches:
-    draws = raffle.shards.draws
-    assert isinstance(draws, BatchedDraws), "PostgreSQL and MariaDB draw in batches"
-    return draws.batches
-
-
 def on_postgres(raffle: Raffle) -> bool:
     return raffle.engines[0].dialect.name == "postgresql"
 
@@ -80,7 +73,7 @@ postgres_only = pytest.mark.parametrize("raffle", ["postgres"], indirect=True)
 def users_of_lane_0(raffle: Raffle, count: int) -> list[str]:
     """Users whose rows are in the first database, over its shard tables."""
     users = (f"user{n:03d}" for n in range(1000))
-    return [u for u in users if batches(raffle).lane(u) == 0][:count]
+    return [u for u in users if batches_of(raffle).lane(u) == 0][:count]
 
 
 async def one(raffle: Raffle, cmd: Draw) -> DrawResult:
@@ -154,13 +147,13 @@ async def batched_behind_a_plug(
     """`draws` at once, gathered in one batch while the plug's draw waits in the one before;
     `meanwhile` runs once that batch's first statement is under way. Also the batches begun
     meanwhile, by size."""
-    before = batches(raffle).sizes.copy()
+    before = batches_of(raffle).sizes.copy()
     begun = before.total()
     let_go = await hold(raffle, plug)
     plugged = asyncio.create_task(one(raffle, Draw(plug, ACTIVITY)))
 
     async def begun_since(n: int) -> bool:
-        return batches(raffle).sizes.total() == begun + n
+        return batches_of(raffle).sizes.total() == begun + n
 
     await until(lambda: begun_since(1))
     tasks = [asyncio.create_task(one(raffle, cmd)) for cmd in draws]
@@ -171,7 +164,7 @@ async def batched_behind_a_plug(
         await until(lambda: begun_since(2))
         await meanwhile()
     results = list(await asyncio.gather(*tasks))
-    return results, batches(raffle).sizes - before
+    return results, batches_of(raffle).sizes - before
 
 
 async def opened(raffle: Raffle, users: list[str]) -> None:
@@ -220,7 +213,7 @@ async def test_a_replay_is_answered_in_its_batch_and_spends_nothing(raffle: Raff
 
     # The plug's, and one that held them all and answered them all (the replay too).
     assert sizes == Counter({1: 1, len(draws): 1})
-    assert batches(raffle).failed == 0
+    assert batches_of(raffle).failed == 0
     assert (replay.order_id, replay.draw_count, replay.replayed) == (first.order_id, 2, True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
     assert await chances_left(raffle, keen) == 18  # the total, the day and the month given back
@@ -231,13 +224,13 @@ async def test_a_key_used_in_another_activity_is_refused_in_its_batch(raffle: Ra
     users = users_of_lane_0(raffle, 4)
     await opened(raffle, users)
     await one(raffle, Draw(users[0], ACTIVITY, "mine"))
-    begun = batches(raffle).sizes.total()
+    begun = batches_of(raffle).sizes.total()
 
     with pytest.raises(KeyReused):
         await one(raffle, Draw(users[0], OTHER, "mine"))
 
-    assert batches(raffle).sizes.total() == begun + 1  # answered by its batch
-    assert batches(raffle).failed == 0
+    assert batches_of(raffle).sizes.total() == begun + 1  # answered by its batch
+    assert batches_of(raffle).failed == 0
     assert await chances_left(raffle, users[0]) == 18
 
 
@@ -315,7 +308,7 @@ async def test_a_first_visit_whose_account_opens_meanwhile_goes_again_and_draws_
 
     # The plug's, then on PostgreSQL `late` again.
     assert sizes == Counter({1: 2 if on_postgres(raffle) else 1, len(draws): 1})
-    assert batches(raffle).failed == 0
+    assert batches_of(raffle).failed == 0
     assert [r.draw_count for r in [alone, *batched]] == [1] * len(draws)
     credited = 5 if credit else 0
     assert await chances_left(raffle, late) == 19 + credited
@@ -366,10 +359,10 @@ async def test_a_batch_that_fails_runs_its_draws_again_one_per_batch_its_stock_g
 
     if on_postgres(raffle):
         assert sizes == Counter({1: 1 + len(draws), len(draws): 1})
-        assert batches(raffle).failed == 1
+        assert batches_of(raffle).failed == 1
     else:
         assert sizes == Counter({1: 1, len(draws): 1})
-        assert batches(raffle).failed == 0
+        assert batches_of(raffle).failed == 0
     assert (replay.order_id, replay.replayed) == ("twinsame", True)
     assert [(r.draw_count, r.replayed) for r in fresh] == [(2, False)] * len(others)
     assert [await chances_left(raffle, u) for u in others] == [18] * len(others)
@@ -417,7 +410,7 @@ async def test_closing_the_raffle_closes_the_lanes_connections(raffle: Raffle) -
     await opened(raffle, users_of_lane_0(raffle, 3))
     assert len(await lane_connections(raffle)) == 1
 
-    await batches(raffle).close()
+    await batches_of(raffle).close()
 
     async def gone() -> bool:
         return not await lane_connections(raffle)
@@ -439,7 +432,7 @@ async def test_a_batch_size_of_one_draws_each_in_a_batch_of_its_own(
             *(one(raffle, Draw(u, ACTIVITY)) for u in users[1:]),
         )
 
-        assert batches(raffle).sizes == Counter({1: 2 * len(users) + 1})
+        assert batches_of(raffle).sizes == Counter({1: 2 * len(users) + 1})
         assert (results[0].order_id, results[0].replayed) == (key.order_id, True)
         assert [r.draw_count for r in results[1:]] == [2] * (len(users) - 1)
         assert [await chances_left(raffle, u) for u in users] == [18] * len(users)

@@ -62,17 +62,16 @@ async def run(raffle: Raffle, draws: list[Draw]) -> tuple[list[DrawResult], Coun
     return [r for r in results if r is not None], Counter(no_chances=results.count(None))
 
 
-def batches_of(raffle: Raffle) -> DrawBatches | None:
-    """The batches of the draw store (every backend's)."""
+def batches_of(raffle: Raffle) -> DrawBatches:
+    """The batches of the draw store: every SQL backend draws in batches."""
     draws = raffle.shards.draws
-    return draws.batches if isinstance(draws, BatchedDraws) else None
+    assert isinstance(draws, BatchedDraws), "every SQL backend draws in batches"
+    return draws.batches
 
 
 def assert_batched(raffle: Raffle) -> None:
     """The draws went in batches, and batches of several draws formed."""
-    batches = batches_of(raffle)
-    assert batches is not None
-    assert max(batches.sizes) > 1, batches.sizes
+    assert max(batches_of(raffle).sizes) > 1, batches_of(raffle).sizes
 
 
 async def wins_in_database(raffle: Raffle) -> int:
@@ -133,8 +132,7 @@ async def test_the_day_rolls_over_at_midnight_in_the_activitys_zone(build: Build
     after, _ = await run(raffle, [Draw("night", 1) for _ in range(10)])
     assert (len(before), refused["no_chances"], len(after)) == (3, 7, 3)
     assert sorted(r.draw_count for r in after) == [4, 5, 6]
-    if (batches := batches_of(raffle)) is not None:  # one user: a batch of one each time
-        assert batches.sizes == Counter({1: 20})
+    assert batches_of(raffle).sizes == Counter({1: 20})  # one user: a batch of one each time
 
 
 @pytest.mark.parametrize("opened", [False, True], ids=["new-account", "open-account"])
@@ -152,8 +150,7 @@ async def test_one_key_sent_ten_times_at_once_draws_once(build: Build, opened: b
         account = await uow.quotas.get("keen", 1, "2000-01-01", "2000-01")
     assert account is not None
     assert account.total_left == 19 - opened  # one chance for the key, one for the opening
-    if (batches := batches_of(raffle)) is not None:  # one user: a batch of one each time
-        assert batches.sizes == Counter({1: 10 + opened})
+    assert batches_of(raffle).sizes == Counter({1: 10 + opened})  # one user: one a batch
 
 
 async def order_writers(raffle: Raffle) -> Counter[tuple[int, str]]:
@@ -180,13 +177,11 @@ async def test_a_launch_many_users_first_visits_at_once_draw_in_batches(build: B
     assert [await account_of(raffle, u) for u in users] == [(20, 19)] * len(users)
     assert_batched(raffle)
     if raffle.settings.database_url.startswith("postgresql"):
-        batches = batches_of(raffle)
-        assert batches is not None
         # Every order was written by a batch: none of the first visits left it to commit
         # alone, as each did before (600 transactions for 600 orders then).
         writers = await order_writers(raffle)
         assert writers.total() == len(users)
-        assert len(writers) <= batches.sizes.total()
+        assert len(writers) <= batches_of(raffle).sizes.total()
 
 
 async def test_one_users_first_visits_in_two_processes_racing_their_account_and_a_rebate(

@@ -15,11 +15,11 @@ import pytest
 from raffle.adapters.sql.sqlite.draw import SqliteDrawBatch
 from raffle.bootstrap import Raffle
 from raffle.domain.quota import NoChances, QuotaPack
-from raffle.service.draw import Draw, DrawResult, draw
-from raffle.service.draw_batch import BatchedDraws
-from raffle.service.ports import DrawBatches
+from raffle.service.draw import Draw, DrawResult
 from raffle.settings import Settings
 from tests.integration.raffles import ACTIVITY, WELCOME, campaign, wired
+from tests.integration.test_draw_batches import one
+from tests.integration.test_draw_concurrency import batches_of
 
 MONTH = 2  # the welcome pack's chances a month: the third draw of a month is refused
 
@@ -30,19 +30,6 @@ async def raffle(tmp_path: Path) -> AsyncIterator[Raffle]:
     made = await wired(settings, campaign(rate="1", pack=QuotaPack(WELCOME, 20, 20, MONTH)))
     yield made
     await made.close()
-
-
-def batches(raffle: Raffle) -> DrawBatches:
-    draws = raffle.shards.draws
-    assert isinstance(draws, BatchedDraws), "an SQLite file draws in batches"
-    return draws.batches
-
-
-async def one(raffle: Raffle, cmd: Draw) -> DrawResult:
-    return await draw(
-        cmd, catalogue=raffle.catalogue, shards=raffle.shards,
-        stock=raffle.stock, rng=raffle.rng, clock=raffle.clock, hints=raffle.hints,
-    )  # fmt: skip
 
 
 async def behind_a_plug(raffle: Raffle, draws: list[Draw]) -> list[DrawResult | BaseException]:
@@ -80,7 +67,7 @@ async def test_a_batch_answers_first_visits_replays_and_refusals_each_its_own(
     for _ in range(MONTH):
         await one(raffle, Draw("spent", ACTIVITY))
     await one(raffle, Draw("regular", ACTIVITY))
-    sizes = batches(raffle).sizes.copy()
+    sizes = batches_of(raffle).sizes.copy()
 
     found = await behind_a_plug(
         raffle,
@@ -92,7 +79,7 @@ async def test_a_batch_answers_first_visits_replays_and_refusals_each_its_own(
         ],
     )
 
-    assert batches(raffle).sizes - sizes == Counter({4: 1})
+    assert batches_of(raffle).sizes - sizes == Counter({4: 1})
     replay, refused, welcomed, regular = found
     assert isinstance(replay, DrawResult)
     assert (replay.order_id, replay.replayed) == (first.order_id, True)
@@ -113,7 +100,7 @@ async def test_a_batch_that_fails_commits_nothing_and_its_draws_go_again_alone(
     users = [f"user{n}" for n in range(5)]
     for user in users:
         await one(raffle, Draw(user, ACTIVITY))
-    store = batches(raffle)
+    store = batches_of(raffle)
     sizes, failed = store.sizes.copy(), store.failed
     record = SqliteDrawBatch.record
     failures = iter([RuntimeError("the disk said no")])

@@ -11,16 +11,15 @@ column names only; every value is a bind parameter, hence the `noqa: S608`s.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from types import TracebackType
-from typing import Any, Self
 
 from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.sql.connection import SqliteConnection
+from raffle.adapters.sql.connection import SqlConnection, SqliteConnection
 from raffle.adapters.sql.lanes import DrawLanes
 from raffle.adapters.sql.repositories.participation import SqlCounterRepository
 from raffle.adapters.sql.repositories.points import SqlPointsRepository
@@ -38,7 +37,7 @@ from raffle.adapters.sql.tables.draw_rows import (
 from raffle.adapters.sql.tables.participation import participation_table
 from raffle.adapters.sql.tables.points import points_tables
 from raffle.adapters.sql.tables.shard import ShardTables, shard_tables
-from raffle.adapters.sql.transaction import SqlTransaction
+from raffle.adapters.sql.transaction import TransactionScope
 from raffle.domain.draws import OutboxMessage, RaffleOrder, Win
 from raffle.domain.policies import Standing
 from raffle.domain.quota import QuotaAccount, QuotaPack
@@ -115,28 +114,21 @@ class SqliteLane:
         return None  # its connection is the engine's (connection.py), closed with it
 
 
-class SqliteDrawBatch:
+class SqliteDrawBatch(TransactionScope):
     def __init__(self, lane: SqliteLane, batches: SqliteDrawBatches) -> None:
+        super().__init__(lane.engine)
         self._lane = lane
         self._table = batches.table
         self._sizes = batches.sizes
-        self._transaction: SqlTransaction | None = None
-        self._connection: SqliteConnection | None = None
-        self._driver: sqlite3.Connection | None = None
+        self._connection: SqliteConnection
+        self._execute: Callable[..., sqlite3.Cursor]  # the sqlite3 connection's
         self._claims: Sequence[Claim] = ()
         self._taken: set[int] = set()  # the draws whose chance this batch took
 
-    async def __aenter__(self) -> Self:
-        if self._transaction is not None:
-            raise RuntimeError("the transaction is open already")
-        transaction = SqlTransaction(self._lane.engine)
-        connection = await transaction.open()
+    def _bind(self, connection: SqlConnection) -> None:
         if not isinstance(connection, SqliteConnection):  # an SQLite file's, see bootstrap
-            await transaction.close()
             raise TypeError("an SQLite draw batch runs on an SQLite file")
-        self._transaction, self._connection = transaction, connection
-        self._driver = connection.driver()
-        return self
+        self._connection, self._execute = connection, connection.driver().execute
 
     async def __aexit__(
         self,
@@ -145,21 +137,7 @@ class SqliteDrawBatch:
         tb: TracebackType | None,
     ) -> None:
         self._lane.failed += exc is not None
-        transaction, self._transaction = self._transaction, None
-        self._connection = self._driver = None
-        if transaction is not None:
-            await transaction.close()  # rolls back unless committed
-
-    async def commit(self) -> None:
-        if self._transaction is None:
-            raise RuntimeError("commit() outside the transaction")
-        await self._transaction.commit()
-
-    @property
-    def _execute(self) -> Any:
-        if self._driver is None:
-            raise RuntimeError("the transaction is not open")
-        return self._driver.execute
+        await super().__aexit__(exc_type, exc, tb)
 
     async def consume(
         self, claims: Sequence[Claim], reads: Mapping[int, Reading] | None = None
@@ -265,11 +243,11 @@ class SqliteDrawBatch:
             index = self._table(user_id)
             counts = {}
             if read.counters:
-                counters = SqlCounterRepository(self._open, participation_table(index))
+                counters = SqlCounterRepository(self._connection, participation_table(index))
                 counts = await counters.counts(user_id, activity_id, read.counters)
             balance = 0
             if read.balance:
-                points = SqlPointsRepository(self._open, points_tables(index))
+                points = SqlPointsRepository(self._connection, points_tables(index))
                 if (account := await points.account(user_id)) is not None:
                     balance = account.available
             found[n] = Standing(counts, balance)
@@ -279,16 +257,10 @@ class SqliteDrawBatch:
         for n, counted in counts.items():
             user_id, activity_id, *_ = self._claims[n]
             index = self._table(user_id)
-            counters = SqlCounterRepository(self._open, participation_table(index))
+            counters = SqlCounterRepository(self._connection, participation_table(index))
             await counters.add(user_id, activity_id, counted.counters)
             if counted.debit is not None:  # the balance was read, and is held, in standings
-                await SqlPointsRepository(self._open, points_tables(index)).add(counted.debit)
-
-    @property
-    def _open(self) -> SqliteConnection:
-        if self._connection is None:
-            raise RuntimeError("the transaction is not open")
-        return self._connection
+                await SqlPointsRepository(self._connection, points_tables(index)).add(counted.debit)
 
     async def record(self, draws: Sequence[tuple[RaffleOrder, Win, OutboxMessage]]) -> None:
         execute = self._execute
