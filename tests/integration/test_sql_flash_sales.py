@@ -13,7 +13,7 @@ from raffle.adapters.sql.repositories.flash_sales import SqlFlashSales
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork
 from raffle.domain.awards import Award, AwardKind
 from raffle.domain.campaign import Campaign
-from raffle.domain.flash_sales import Currency, OrderState, Purchase, Sale
+from raffle.domain.flash_sales import LIVE, Currency, OrderState, Purchase, Sale
 from raffle.service.campaign_export import export_campaign
 from raffle.service.campaigns import load_campaign
 from raffle.service.ports.flash_sales import Holding
@@ -116,3 +116,25 @@ async def test_a_refusal_is_stored_once_and_takes_no_unit(engine: AsyncEngine) -
     assert await store.counts(s.id) == {"refused": 1}
     later = Purchase(s.id, "carol", 1, AT)
     assert await store.order(later, s, None) == later.order_id  # the unit is still there
+
+
+async def test_one_users_purchases_at_once_make_no_more_orders_than_their_limit(
+    engine: AsyncEngine,
+) -> None:
+    # After the fast stock was lost and rebuilt, a user's purchase queued before the loss and
+    # one taken after it both reach the consumers, under different seqs; only the database
+    # then knows the user's limit. Delivered at once, they are counted one after the other.
+    store, s = SqlFlashSales(engine), sale(stock=4)
+    await store.add(s)
+    purchases = [Purchase(s.id, "alice", seq, AT) for seq in range(1, 5)]
+    for _ in range(5):  # a race lost once may be won the next time
+        made = await asyncio.gather(*(store.order(p, s, AT + WINDOW) for p in purchases))
+        assert sum(map(bool, made)) == 1, made
+        sold, holders = await store.holders(s.id)
+        assert (sold, holders["alice"]) == (1, Holding(1, purchases[-1].seq))
+        (order,) = [o for o in await store.of_user(s.id, "alice") if o.state in LIVE]
+        assert await store.expire(order, AT + WINDOW)  # the next round starts from nothing
+        purchases = [replace(p, seq=p.seq + 4) for p in purchases]
+    assert await store.counts(s.id) == {"expired": 5, "refused": 15}
+    carol = Purchase(s.id, "carol", 1, AT)
+    assert await store.order(carol, s, AT + WINDOW) == carol.order_id  # the units are there

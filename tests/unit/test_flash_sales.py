@@ -306,3 +306,30 @@ async def test_a_copy_arriving_after_its_unconfirmed_purchase_was_withdrawn_make
     assert [o.state.value for o in store(sales).orders.values()] == ["refused"]
     assert store(sales).sold[1111] == 0
     assert await sales.stock.left(1111) == 3  # not back twice, not sold
+
+
+async def test_a_purchase_queued_across_a_lost_fast_stock_counts_against_the_limit() -> None:
+    sales = await flash()
+    await sales.create(sale())
+    sent: list[OutboxMessage] = []
+
+    async def queued(message: OutboxMessage) -> None:
+        sent.append(message)  # confirmed; the consumers are down
+
+    sales.broker.publish = queued  # type: ignore[method-assign]
+    sales.in_flight = sales.limits.queue_bound
+    with pytest.raises(QueueFull):  # seq 1 taken and given back
+        await buy(sales, "alice")
+    sales.in_flight = 0
+    assert await buy(sales, "alice") is Answer.QUEUED  # seq 2
+    await sales.stock.unload(1111)  # lost: seq 2 is in no row, nor is alice
+    assert await buy(sales, "alice") is Answer.QUEUED  # seq 1 again, another order id
+    for message in sent:
+        await sales.handle(message)
+    states = sorted(o.state.value for o in store(sales).orders.values())
+    assert states == ["awaiting_payment", "refused"]
+    # The refused purchase's unit is not given back: it is the one the order from before the
+    # loss holds, which the rebuilt fast stock did not count.
+    assert (store(sales).sold[1111], await sales.stock.left(1111)) == (1, 2)
+    assert await buy(sales, "alice") is Answer.ALREADY_BOUGHT
+    assert await sales.result(1111, "alice") == "fs1111-alice-2"

@@ -39,7 +39,7 @@ class OrderState(StrEnum):
     AWAITING_PAYMENT = "awaiting_payment"  # priced in cents: paid, or expired, later
     DONE = "done"  # paid, or priced in points (debited with the order), or free
     EXPIRED = "expired"  # unpaid in time: its unit went back to the sale
-    REFUSED = "refused"  # queued, but the database had no unit left (after a cache loss)
+    REFUSED = "refused"  # none left, the user at the limit, points short, or publish unconfirmed
 
 
 LIVE = (OrderState.AWAITING_PAYMENT, OrderState.DONE)  # orders holding a unit

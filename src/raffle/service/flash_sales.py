@@ -191,8 +191,12 @@ class FlashSales:
             await self._give_back(purchase.sale_id, purchase.user_id)
 
     async def handle(self, message: OutboxMessage) -> None:
-        """The consumer: the purchase becomes an order (or a refusal when the database has
-        no unit left); a redelivery finds what the first delivery stored.
+        """The consumer: the purchase becomes an order, or a refusal when the database has
+        no unit left or the user holds their limit; a redelivery finds what the first
+        delivery stored. A refused purchase's unit stays taken in the fast stock: the
+        database refuses only a purchase the fast stock let through without counting another
+        that holds a unit (queued across a loss of the fast stock, or arriving after its unit
+        went back as a stray), and it is that other's order that holds this unit.
 
         Priced in points, the points are taken first, on the user's shard, keyed by the
         order id (a redelivery takes nothing more); a balance short of the price refuses the
@@ -209,7 +213,7 @@ class FlashSales:
         expires = purchase.at + window if sale.paid_later else None
         order_id = await self.store.order(purchase, sale, expires)
         if not order_id:
-            log.warning("flash sale %s: no unit left for %s", sale.id, purchase.order_id)
+            log.warning("flash sale %s: %s refused by the database", sale.id, purchase.order_id)
             if sale.paid_in_points:
                 await self._credit(purchase, sale)
         elif not sale.paid_later:  # final at once: delivered now (a paid one when paid)

@@ -92,9 +92,10 @@ class SaleStore(Protocol):
 
     async def order(self, purchase: Purchase, sale: Sale, expires_at: datetime | None) -> str:
         """In one transaction: a unit of the sale's stock taken if one is left (a
-        conditional update), and the order of `purchase` stored (unique per sale, user and
-        seq), or a refusal when none was left. Its order id, or "" when refused. A purchase
-        stored before (a redelivery) answers as it did, changing nothing."""
+        conditional update) and the user holds fewer than `per_user` live orders, and the
+        order of `purchase` stored (unique per sale, user and seq), or a refusal otherwise.
+        Its order id, or "" when refused. A purchase stored before (a redelivery) answers as
+        it did, changing nothing."""
         ...
 
     async def refuse(self, purchase: Purchase, sale: Sale) -> bool:

@@ -68,18 +68,7 @@ class SqlFlashSales:
         async with transaction(self._engine) as connection:
             if (found := await _state(connection, purchase)) is not None:
                 return "" if found == OrderState.REFUSED.value else purchase.order_id
-            s = flash_sale.c
-            state = OrderState.REFUSED
-            # The user's limit checked here too: the fast stock's count of them is rebuilt
-            # from these rows after a loss, and a purchase in flight then is not in it.
-            if await _held(connection, purchase) < sale.per_user:
-                taken = await connection.execute(
-                    update(flash_sale)
-                    .where(s.id == sale.id, s.sold < s.stock)
-                    .values(sold=s.sold + 1)
-                )
-                if taken.rowcount == 1:
-                    state = OrderState.AWAITING_PAYMENT if sale.paid_later else OrderState.DONE
+            state = await _take(connection, purchase, sale)
             expires = expires_at if state is OrderState.AWAITING_PAYMENT else None
             row = _order_row(purchase, sale, state, expires)
             added = await connection.execute(insert_ignore(connection.dialect, flash_order, row))
@@ -126,6 +115,7 @@ class SqlFlashSales:
     async def expire(self, order: SaleOrder, now: datetime) -> bool:
         o, s = flash_order.c, flash_sale.c
         async with transaction(self._engine) as connection:
+            await _lock(connection, order.sale_id)  # first, as an order's transaction does
             moved = await connection.execute(
                 update(flash_order)
                 .where(
@@ -166,12 +156,48 @@ class _Repeated(Exception):
     """Rolls the transaction back (its unit with it); the caller's retry finds the row."""
 
 
-async def _held(connection: SqlConnection, purchase: Purchase) -> int:
-    o = flash_order.c
-    query = select(func.count()).where(
-        o.sale_id == purchase.sale_id, o.user_id == purchase.user_id, o.state.in_(_LIVE)
+async def _take(connection: SqlConnection, purchase: Purchase, sale: Sale) -> OrderState:
+    """A unit of the sale for the purchase, or REFUSED: none left, or its user holds
+    `per_user` live orders already. The database keeps the limit whatever the fast stock
+    says: rebuilt from these rows after a loss, the fast stock does not count a purchase
+    queued before it, so the user may take again under another seq. The sale's row is
+    locked before the user's orders are counted, so two purchases of one user delivered at
+    once are counted one after the other; counted before the lock, both found the other
+    not yet stored."""
+    await _lock(connection, sale.id)
+    if await _held(connection, purchase) >= sale.per_user:
+        return OrderState.REFUSED
+    s = flash_sale.c
+    taken = await connection.execute(
+        update(flash_sale).where(s.id == sale.id, s.sold < s.stock).values(sold=s.sold + 1)
     )
-    return int((await connection.execute(query)).scalar_one())
+    if taken.rowcount != 1:
+        return OrderState.REFUSED
+    return OrderState.AWAITING_PAYMENT if sale.paid_later else OrderState.DONE
+
+
+async def _lock(connection: SqlConnection, sale_id: int) -> None:
+    """The sale's row, locked until the transaction ends. Every transaction that changes a
+    sale's orders and its `sold` together takes it first, before any order row: one order
+    of locks, so none waits for another in a circle. (SQLite renders no FOR UPDATE: its
+    transactions take turns whole.)"""
+    s = flash_sale.c
+    await connection.execute(select(s.id).where(s.id == sale_id).with_for_update())
+
+
+async def _held(connection: SqlConnection, purchase: Purchase) -> int:
+    """The user's live orders in the sale, by a locking read: it reads the rows as last
+    committed, not the transaction's snapshot, whatever the isolation level (MariaDB's
+    plain reads under REPEATABLE READ would see the snapshot of the transaction's first
+    read, taken before the sale's lock was granted). Rows, not a count: PostgreSQL locks
+    no aggregate."""
+    o = flash_order.c
+    query = (
+        select(o.seq)
+        .where(o.sale_id == purchase.sale_id, o.user_id == purchase.user_id, o.state.in_(_LIVE))
+        .with_for_update(read=True)
+    )
+    return len((await connection.execute(query)).all())
 
 
 async def _state(connection: SqlConnection, purchase: Purchase) -> str | None:
