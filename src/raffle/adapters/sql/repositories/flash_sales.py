@@ -158,12 +158,9 @@ class _Repeated(Exception):
 
 async def _take(connection: SqlConnection, purchase: Purchase, sale: Sale) -> OrderState:
     """A unit of the sale for the purchase, or REFUSED: none left, or its user holds
-    `per_user` live orders already. The database keeps the limit whatever the fast stock
-    says: rebuilt from these rows after a loss, the fast stock does not count a purchase
-    queued before it, so the user may take again under another seq. The sale's row is
-    locked before the user's orders are counted, so two purchases of one user delivered at
-    once are counted one after the other; counted before the lock, both found the other
-    not yet stored."""
+    `per_user` live orders already (why the database counts them too: FlashSales.handle).
+    The sale's row is locked before they are counted, so two purchases of one user
+    delivered at once are counted one after the other."""
     await _lock(connection, sale.id)
     if await _held(connection, purchase) >= sale.per_user:
         return OrderState.REFUSED
