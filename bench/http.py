@@ -947,8 +947,9 @@ def orders_against_answers(args: argparse.Namespace, report: dict[str, Any]) -> 
     """Every order stored was answered 201, but for the draws still in flight when a wrk run
     ended (at most its connections, for each run) and the chances spent before a refusals
     run; an order missing, or one too many, is a lost or a phantom draw."""
-    # warm-up, draws, the run under py-spy, and the policies' warm-up, draws and draws again
-    runs = 2 + bool(args.profile) + 3 * bool(args.policies)
+    # warm-up, draws (each pair's), the run under py-spy, and the policies' warm-up, draws
+    # and draws again
+    runs = 1 + (args.pairs or 1) + bool(args.profile) + 3 * bool(args.policies)
     spent = args.users if args.refusals else 0
     unanswered = report["integrity"]["orders"] - report["answered 201"] - spent
     bound = args.connections * runs
@@ -1327,6 +1328,10 @@ def print_ratio(report: dict[str, Any]) -> None:
         f"{what}/s / health req/s: {draws['rps'] / max(health['rps'], 1e-9):.2f}; "
         f"CPU per {what.removesuffix('s')}: {total:.2f} ms (workers + database + Redis)"
     )
+    if len(rounds := report.get("rounds", [])) > 1:
+        each = ", ".join(f"{r['draws']:,.0f} / {r['health']:,.0f}" for r in rounds)
+        summed = sum(r["draws"] for r in rounds) / max(sum(r["health"] for r in rounds), 1e-9)
+        print(f"  {len(rounds)} pairs ({what}/s / health req/s): {each}; {summed:.2f} summed")
     if policies := report.get("draws with policies"):
         per = policies["cpu_ms_per_request"]
         plain = (draws["rps"] + report["draws again"]["rps"]) / 2
@@ -1666,7 +1671,12 @@ def parse_args() -> argparse.Namespace:
         "(bench/flash.lua: each player their own token and path) and health, alternated "
         "(--seconds and --health-seconds each), on a throwaway RabbitMQ: issue 18's ratio",
     )
-    parser.add_argument("--pairs", type=int, default=3, help="--flash: sold out, health pairs")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        help="draw (or refusal, or sold-out) and health runs alternated this many times in one "
+        "server; the summary's ratio is of the sums (default 1, --flash 3)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers here")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir and databases")
     parser.add_argument("--tmpdir", type=Path, help="where the temp dir (and SQLite file) goes")
@@ -1784,6 +1794,39 @@ def run_config(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[st
     }
 
 
+def measured_pair(
+    server: Server,
+    args: argparse.Namespace,
+    backend: Backend,
+    tokens: Path,
+    report: dict[str, Any],
+    n: int,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A draw run and a health run; the first pair's are the report's `draws` and `health`
+    (with `--policies`, its policy runs between them)."""
+    busy = wait_for_idle(args.idle_wait)
+    print(
+        f"draws {args.seconds:g} s, {args.connections} connections" + f" (pair {n + 1})" * (n > 0)
+    )
+    counters = asyncio.run(_server_counters(backend))
+    draws, cpu = measured(lambda: draw_load(server, args, tokens, args.seconds, "draws"), server)
+    if db := server_counters_since(backend, counters, draws["requests"]):
+        draws["database_per_request"] = db
+    if n == 0:
+        report["busy before draws"], report["draws"], report["cpu during draws"] = busy, draws, cpu
+        if args.policies:
+            report["answered by policies"] = policy_draws(server, args, tokens, report)
+        report["busy before health"] = wait_for_idle(args.idle_wait)
+    print(f"health {args.health_seconds:g} s")
+    health, cpu = measured(
+        lambda: run_wrk(server.url + "/api/health", "health.lua", args.health_seconds, args),
+        server,
+    )
+    if n == 0:
+        report["health"], report["cpu during health"] = health, cpu
+    return draws, health
+
+
 def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]:
     env = server_env(args, backend)
     report: dict[str, Any] = {"config": run_config(args, tmp, backend)}
@@ -1800,23 +1843,12 @@ def run(args: argparse.Namespace, tmp: Path, backend: Backend) -> dict[str, Any]
         print(f"warm-up {args.warmup:g} s")
         warmed = draw_load(server, args, warm_tokens, args.warmup, "warm")
         answered += warmed["statuses"].get("201", 0)
-        report["busy before draws"] = wait_for_idle(args.idle_wait)
-        print(f"draws {args.seconds:g} s, {args.connections} connections")
-        counters = asyncio.run(_server_counters(backend))
-        report["draws"], report["cpu during draws"] = measured(
-            lambda: draw_load(server, args, tokens, args.seconds, "draws"), server
-        )
-        if db := server_counters_since(backend, counters, report["draws"]["requests"]):
-            report["draws"]["database_per_request"] = db
-        answered += report["draws"]["statuses"].get("201", 0)
-        if args.policies:
-            answered += policy_draws(server, args, tokens, report)
-        report["busy before health"] = wait_for_idle(args.idle_wait)
-        print(f"health {args.health_seconds:g} s")
-        report["health"], report["cpu during health"] = measured(
-            lambda: run_wrk(server.url + "/api/health", "health.lua", args.health_seconds, args),
-            server,
-        )
+        report["rounds"] = []
+        for n in range(args.pairs or 1):
+            draws, health = measured_pair(server, args, backend, tokens, report, n)
+            answered += draws["statuses"].get("201", 0)
+            report["rounds"].append({"draws": draws["rps"], "health": health["rps"]})
+        answered += report.get("answered by policies", 0)
         if args.profile:
             report["draws under py-spy"], report["profile"] = profiled(
                 server, args, lambda seconds: draw_load(server, args, tokens, seconds, "profile")
@@ -1839,7 +1871,12 @@ def main() -> None:
     budget = 300 + args.warmup + args.seconds + args.health_seconds + args.profile_seconds
     budget += 2 * args.idle_wait
     if args.flash:
+        args.pairs = args.pairs or 3
         budget += args.pairs * (args.seconds + args.health_seconds)
+    else:  # the first pair is counted above
+        budget += ((args.pairs or 1) - 1) * (
+            args.seconds + args.health_seconds + 2 * args.idle_wait
+        )
     backend: Backend | None = None
     try:
         with time_budget(budget + args.users / 20):

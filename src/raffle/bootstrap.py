@@ -26,20 +26,22 @@ from raffle.adapters.broker.rabbit import RabbitBroker
 from raffle.adapters.chance_hints import MemoryChanceHints, RedisChanceHints
 from raffle.adapters.clock import SystemClock
 from raffle.adapters.flash_stock import MemorySaleStock, RedisSaleStock
+from raffle.adapters.id_news import RedisIdNews
 from raffle.adapters.metrics import PrometheusMetrics
 from raffle.adapters.notice_channel import LogChannel, NoticeChannel, NoticeRoute, WebhookChannel
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.prize_stock import MemoryPrizeStock, RedisPrizeStock
 from raffle.adapters.probes import Probe, ping, sql
-from raffle.adapters.profile_news import PolledProfileNews, RedisProfileNews
+from raffle.adapters.profile_news import PROFILE_NEWS, PolledProfileNews
 from raffle.adapters.qr_codes import MemoryQrCodes, RedisQrCodes
 from raffle.adapters.randomness import SecretsRandomSource, SystemRandomSource
 from raffle.adapters.rate_limits import MemoryRateLimiter, RedisRateLimiter
 from raffle.adapters.redis_cluster import ClusterCommands
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.redis_pipeline import ROUND_TRIP_SECONDS, SharedPipeline
-from raffle.adapters.sessions import RedisSessionStore, SqlSessionStore
+from raffle.adapters.redis_sessions import SESSION_NEWS, RedisSessionStore
+from raffle.adapters.sessions import SqlSessionStore
 from raffle.adapters.sign_in_calendar import DatabaseSignInCalendar, RedisSignInCalendar
 from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.mariadb.draw_batch import MariaDrawBatches
@@ -296,7 +298,10 @@ def bootstrap(settings: Settings | None = None, *, clock: Clock | None = None) -
         stock = RedisPrizeStock(commands, claims, stocks, clock)
         cap_claims = SqlStockClaims(stock_engine, CAPS)
         caps = RedisPrizeStock(commands, cap_claims, limits, clock, name="caps")
-        sessions = RedisSessionStore(redis, clock, commands=commands)
+        sessions = RedisSessionStore(
+            redis, clock, commands=commands, news=RedisIdNews(redis, channel=SESSION_NEWS),
+            keep=settings.session_keep_seconds,
+        )  # fmt: skip
         limiter = RedisRateLimiter(redis, commands=commands)
         hints = RedisChanceHints(commands)
     broker = _broker(settings)
@@ -370,7 +375,9 @@ def _profiles(
         async with uow() as reader:
             return await reader.profiles.version()
 
-    news: ProfileNews = PolledProfileNews(version) if redis is None else RedisProfileNews(redis)
+    news: ProfileNews = (
+        PolledProfileNews(version) if redis is None else RedisIdNews(redis, channel=PROFILE_NEWS)
+    )
     return CachedProfiles(read, news, ttl=settings.profile_ttl_seconds)
 
 

@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     # or without it the profiles' version row, polled), so only a change whose news was
     # missed waits this long.
     profile_ttl_seconds: float = 60.0
+    # With Redis, how long a process answers a session from its own copy (no Redis command):
+    # a logout or lock is heard at once through Redis, so only one whose news was lost waits
+    # this long, and the session's expiry slides once this often. 0: Redis every request.
+    session_keep_seconds: float = 30.0
 
     # RabbitMQ (amqp://…) for delivering wins; without it the outbox is delivered in this
     # process (the single-process embedded default), with it `raffle worker` delivers.
@@ -188,7 +192,7 @@ class Settings(BaseSettings):
             raise ValueError("must be more than 0")
         return value
 
-    @field_validator("profile_ttl_seconds")
+    @field_validator("profile_ttl_seconds", "session_keep_seconds")
     @classmethod
     def _no_negative_time(cls, value: float) -> float:
         if value < 0:

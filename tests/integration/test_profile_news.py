@@ -15,9 +15,9 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from raffle.adapters.id_news import RedisIdNews
 from raffle.adapters.phones import PhoneBook
 from raffle.adapters.profile_file import read_profiles
-from raffle.adapters.profile_news import RedisProfileNews
 from raffle.adapters.redis_commands import RedisClient
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
@@ -51,7 +51,7 @@ class Process:
             async with SqlUnitOfWork(engine) as uow:
                 return await uow.profiles.get(user_id)
 
-        news = RedisProfileNews(redis, channel=channel)
+        news = RedisIdNews(redis, channel=channel)
         self.profiles = CachedProfiles(read, news, ttl=3600)  # only news makes it forget
         self.care = ProfileCare(
             lambda: SqlUnitOfWork(engine), PhoneBook("CN"), self.profiles,

@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from raffle.adapters.passwords import PasswordHasher
 from raffle.adapters.rate_limits import RedisRateLimiter
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
-from raffle.adapters.sessions import SLIDE_AFTER, RedisSessionStore, SqlSessionStore
+from raffle.adapters.redis_sessions import RedisSessionStore
+from raffle.adapters.sessions import SLIDE_AFTER, SqlSessionStore
 from raffle.adapters.sql.migrate import upgrade
 from raffle.adapters.sql.tables.config import session as session_table
 from raffle.adapters.sql.unit_of_work import create_engine

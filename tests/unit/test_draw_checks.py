@@ -15,6 +15,7 @@ from raffle.domain.draws import ActivityNotOpen
 from raffle.domain.errors import RaffleError
 from raffle.domain.join_codes import JoinCodeRequired
 from raffle.domain.profiles import Profile
+from raffle.domain.quota import NoChances, QuotaPack
 from raffle.domain.switches import DrawsPaused
 from raffle.domain.users import RateLimited
 from raffle.service.deny_board import DenyBoard
@@ -25,7 +26,7 @@ from raffle.service.switchboard import SwitchBoard
 from tests.unit.test_deny import NOW, NoNews, entry
 from tests.unit.test_join_code_gate import Codes, Uow
 from tests.unit.test_switches import LIMITS, MemorySwitchStore
-from tests.unit.usecase_world import ACTIVITY, World, world
+from tests.unit.usecase_world import ACTIVITY, WELCOME, World, world
 
 
 class DenyStore:
@@ -76,6 +77,21 @@ async def test_the_deny_lists_come_first_then_the_pause_then_the_rate_limit() ->
     assert await refusal(w, "alice", every) is DrawsPaused
     assert await refusal(w, "alice", every) is DrawsPaused  # not the rate limit: it comes after
     limited = await checks(w, per_second=1)
+    await w.draw("alice", checks=limited)
+    assert await refusal(w, "alice", limited) is RateLimited
+
+
+async def test_the_rate_limit_counts_only_what_the_fast_refusal_lets_through() -> None:
+    w = world(welcome=QuotaPack(WELCOME, 1, 1, 1))
+    limited = await checks(w, per_second=1)
+    await w.draw("alice", checks=limited)  # the one chance, and the second's rate limit
+    assert await refusal(w, "alice", limited) is RateLimited
+    w.clock.advance(1)  # a new window: the database refuses, and marks the account
+    assert await refusal(w, "alice", limited) is NoChances
+    for _ in range(5):  # answered from the mark, in that window: not counted, never limited
+        assert await refusal(w, "alice", limited) is NoChances
+    w.clock.advance(1)
+    await w.top_up("alice")  # a credit: the mark is void, and the draw is counted again
     await w.draw("alice", checks=limited)
     assert await refusal(w, "alice", limited) is RateLimited
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
+import os
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -42,8 +44,21 @@ def _period(at: float) -> int:
     return int(at // KEEP_SECONDS)
 
 
+# A generation only has to differ from every other: a process's own random prefix (drawn
+# again in a forked child) and a count, not a CSPRNG draw, a system call, for each look.
+_GENERATIONS = itertools.count()
+_PROCESS = [secrets.token_hex(8)]
+
+
+def _new_process() -> None:
+    _PROCESS[0] = secrets.token_hex(8)
+
+
+os.register_at_fork(after_in_child=_new_process)
+
+
 def _generation() -> str:
-    return secrets.token_hex(8)
+    return f"{_PROCESS[0]}{next(_GENERATIONS):x}"
 
 
 @dataclass(slots=True)

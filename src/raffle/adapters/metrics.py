@@ -36,6 +36,7 @@ class PrometheusMetrics:
     def __init__(self) -> None:
         self._answers: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         self._drawn: dict[tuple[int, str], Counter] = {}
+        self._refused: dict[str, Counter] = {}
         # A registry per instance, not the global one: tests wire many applications.
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self._requests = Counter(
@@ -137,7 +138,9 @@ class PrometheusMetrics:
         child.inc()
 
     def refused(self, reason: str) -> None:
-        self._refusals.labels(reason).inc()
+        if (child := self._refused.get(reason)) is None:
+            child = self._refused[reason] = self._refusals.labels(reason)
+        child.inc()
 
     def refused_fast(self) -> None:
         self._fast_refusals.inc()

@@ -1,6 +1,6 @@
-"""Session stores: rows of the `session` table (embedded default), or keys in Redis.
+"""Sessions in the `session` table (the embedded default; redis_sessions.py keeps them in Redis).
 
-Both are keyed by the SHA-256 of the token, never the token itself, and slide the expiry to
+Both stores are keyed by the SHA-256 of the token, never the token itself, and slide the expiry to
 `ttl_seconds` from now on `touch` (SQL: once a little of the TTL has passed, see SLIDE_AFTER).
 A session ended by `end_all` (a lock, a new password) stays, marked ended, until it would
 have expired, so that its token is told SessionEnded rather than "not signed in".
@@ -9,7 +9,6 @@ have expired, so that its token is told SessionEnded rather than "not signed in"
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,7 +16,6 @@ from pathlib import Path
 from sqlalchemy import bindparam, delete, event, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.sql.connection import sqlite_file
 from raffle.adapters.sql.tables.config import session as session_table
 from raffle.adapters.sql.transaction import transaction
@@ -117,6 +115,9 @@ class SqlSessionStore:
             )
         return result.rowcount
 
+    async def watch(self) -> None:
+        """Nothing to keep in step: every touch reads the table."""
+
     async def delete_expired(self) -> int:
         """Delete the sessions nobody touched before they expired; how many there were."""
         async with transaction(self._engine) as connection:
@@ -177,103 +178,3 @@ class _SqliteReader:
         if connection is not None:
             with contextlib.suppress(sqlite3.Error):
                 connection.close()
-
-
-class RedisSessionStore:
-    """One key per session, holding the user and role, that Redis expires by itself; and a
-    set per user of their sessions' keys, so that they can all be ended at once.
-
-    The set has no expiry (a session slides past any the set could have): the keys of
-    sessions that expired are dropped from it at the user's next sign-in.
-    """
-
-    def __init__(
-        self,
-        redis: RedisClient,
-        clock: Clock,
-        *,
-        prefix: str = "raffle:session:",
-        commands: RedisCommands,
-    ) -> None:
-        self._redis = redis
-        self._clock = clock
-        self._prefix = prefix
-        self._commands = commands  # the touch of every request
-
-    async def create(self, session: Session, token_hash: str, ttl_seconds: int) -> None:
-        value = json.dumps({"user_id": session.user_id, "is_admin": session.is_admin})
-        key, sessions = self._prefix + token_hash, self._of_user(session.user_id)
-        await self._forget_expired(sessions)
-        # Set, then listed: a listed key that does not exist has expired, and another
-        # sign-in of the user forgets it. A session that could not be listed is undone.
-        await self._redis.set(key, value, ex=ttl_seconds)
-        try:
-            await self._redis.sadd(sessions, key)
-        except BaseException:
-            await self._redis.delete(key)
-            raise
-
-    async def touch(self, token_hash: str, ttl_seconds: int) -> Session | None:
-        # GETEX reads and slides the expiry in one round trip.
-        value = await self._commands.execute("GETEX", self._prefix + token_hash, "EX", ttl_seconds)
-        if value is None:
-            return None
-        fields = json.loads(value)
-        if fields.get("ended"):
-            raise SessionEnded(ENDED)
-        return Session(
-            user_id=fields["user_id"],
-            is_admin=fields["is_admin"],
-            expires_at=self._clock.now() + timedelta(seconds=ttl_seconds),
-        )
-
-    async def delete(self, token_hash: str) -> None:
-        await self._redis.delete(self._prefix + token_hash)
-
-    async def end_all(self, user_id: str) -> int:
-        """Each session's value becomes the mark of an ended one, its expiry kept (XX: a
-        session that expired meanwhile is not brought back)."""
-        sessions = self._of_user(user_id)
-        keys = await self._members(sessions)
-        ended = 0
-        if keys:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.execute_command("SET", key, _ENDED_MARK, "XX", "KEEPTTL")
-                ended = sum(bool(answer) for answer in await pipe.execute())
-            await self._redis.srem(sessions, *keys)
-        return ended
-
-    async def delete_expired(self) -> int:
-        return 0  # Redis expires the keys itself
-
-    def _of_user(self, user_id: str) -> str:
-        return f"{self._prefix}user:{user_id}"
-
-    async def _forget_expired(self, sessions: str) -> None:
-        keys = await self._members(sessions)
-        gone = [
-            k for k, alive in zip(keys, await self._each(keys, "EXISTS"), strict=True) if not alive
-        ]
-        if gone:
-            await self._redis.srem(sessions, *gone)
-
-    async def _members(self, sessions: str) -> list[str]:
-        return [_text(key) for key in await self._redis.smembers(sessions)]
-
-    async def _each(self, keys: list[str], command: str) -> list[int]:
-        """`command` on each key, in one round trip (not one transaction: in a cluster the
-        keys may live on different nodes)."""
-        if not keys:
-            return []
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.execute_command(command, key)
-            return [int(answer) for answer in await pipe.execute()]
-
-
-_ENDED_MARK = json.dumps({"ended": True})
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -63,16 +63,17 @@ async def draw(
 
     `caps` counts the activity-wide caps (service/caps.py) of the activities that have them.
 
-    The checks before the transaction, in this order and only here: `checks.player` (deny
-    lists, an operator's pause, the rate limit; `ip` is the client's address), the activity
-    open, `checks.activity` (the join code), the fast-refusal look, the participation
-    policies. Without `checks` (the tests of the draw itself) only the last three run.
+    The checks before the transaction, in this order and only here: `checks.standing` (deny
+    lists, an operator's pause; `ip` is the client's address), the activity open,
+    `checks.activity` (the join code), the fast-refusal look, `checks.rate` (the rate limit,
+    counting only the draws the look lets through), the participation policies. Without
+    `checks` (the tests of the draw itself) only the activity, the look and the policies.
     With `seeds`, the draw's randomness comes from the period's committed seed and the
     user's client seed, and its result carries a receipt (service/fairness.py).
     """
     now = clock.now()
     if checks is not None:
-        await checks.player(cmd.user_id, cmd.activity_id, ip)
+        await checks.standing(cmd.user_id, cmd.activity_id, ip)
     activity = await catalogue.activity(cmd.activity_id)
     if not activity.is_open(now):
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
@@ -87,6 +88,8 @@ async def draw(
     except NoChances:
         metrics.refused_fast()
         raise
+    if checks is not None:
+        await checks.rate(cmd.user_id)
     participation = await catalogue.participation(activity.id)
     entry = await enter(participation, cmd.user_id, activity, now, profiles, audience)
     await stock.prepare(activity.strategy_id)

@@ -24,11 +24,13 @@ def paused(switches: Switches, activity_id: int) -> None:
 
 @dataclass(frozen=True, slots=True)
 class DrawChecks:
-    """What refuses a draw before the activity is read, and then by the activity.
+    """What refuses a draw before its transaction, besides its quota and policies.
 
-    The player's own standing first (deny lists, an operator's pause, the rate limit), all
-    from memory and Redis; then, once the activity is read, its join code. The quota and the
-    participation policies come after these, in draw() itself.
+    The player's own standing first (deny lists, an operator's pause), from memory; then,
+    once the activity is read, its join code; the rate limit (Redis) last, once the draw
+    will go to the database. The quota's fast refusal and the participation policies come
+    in draw() itself, the fast refusal before the rate limit: a draw it refuses costs one
+    Redis command, as counting it would, so the limit guards only the database's work.
     """
 
     deny: DenyBoard
@@ -37,14 +39,22 @@ class DrawChecks:
     limiter: RateLimiter
     join_codes: JoinCodeGate
 
-    async def player(self, user_id: str, activity_id: int, ip: str | None) -> None:
-        """Denied (403), DrawsPaused (503) or RateLimited (429), in that order."""
+    async def standing(self, user_id: str, activity_id: int, ip: str | None) -> None:
+        """Denied (403) or DrawsPaused (503), in that order."""
         await screen(self.deny, user_id=user_id, ip=ip, profiles=self.profiles)
-        switches = self.switches.current
-        paused(switches, activity_id)
-        limit = switches.limits["draws_per_second"]
+        paused(self.switches.current, activity_id)
+
+    async def rate(self, user_id: str) -> None:
+        """RateLimited (429) past the draws a user may make a second."""
+        limit = self.switches.current.limits["draws_per_second"]
         if wait := await self.limiter.hit(f"draw:{user_id}", limit, 1):
             raise RateLimited(f"at most {limit} draws per second", wait)
+
+    async def player(self, user_id: str, activity_id: int, ip: str | None) -> None:
+        """The standing, then the rate limit: for the entries that have no fast refusal
+        (queued and scheduled draws)."""
+        await self.standing(user_id, activity_id, ip)
+        await self.rate(user_id)
 
     async def activity(self, activity: Activity, user_id: str) -> None:
         """JoinCodeRequired (403) where the activity needs a code the user has not redeemed."""

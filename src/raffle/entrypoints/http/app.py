@@ -55,7 +55,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         await raffle.start()
         in_process = raffle.settings.broker_url is None
         parts = worker.Parts(relay=in_process, consumers=in_process)
-        watched = (raffle.switches, raffle.tags, raffle.profiles, raffle.deny)
+        watched = (raffle.switches, raffle.tags, raffle.profiles, raffle.deny, raffle.sessions)
         running = [asyncio.create_task(w.watch()) for w in watched]
         running.append(asyncio.create_task(raffle.flash.watch()))  # its sold-out marks
         if scheduler:

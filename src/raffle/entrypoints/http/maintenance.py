@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from raffle.domain.switches import InMaintenance
-from raffle.entrypoints.http.problems import problem_of, response_of
+from raffle.entrypoints.http.problems import send_problem
 from raffle.service.switchboard import SwitchBoard
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -28,6 +28,6 @@ class Maintenance:
             and not scope["path"].startswith(ALWAYS_OPEN)
         ):
             refused = InMaintenance("the service is read-only for maintenance: try again later")
-            await response_of(problem_of(refused))(scope, receive, send)
+            await send_problem(refused, scope, receive, send)
             return
         await self._app(scope, receive, send)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
@@ -11,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
+from starlette.types import Receive, Scope, Send
 
 from raffle.adapters.campaign_file import InvalidCampaignFile
 from raffle.adapters.campaign_pack import InvalidPack
@@ -378,6 +380,26 @@ def response_of(problem: Problem) -> JSONResponse:
         media_type=MEDIA_TYPE,
         headers=headers,
     )
+
+
+async def send_problem(error: RaffleError, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answers `error` as `response_of(problem_of(error))` does, message for message. An error
+    that carries nothing but its message is rendered once per message: refusals are most of
+    the answers under a rush, and their messages few (tests/unit/test_problems holds the two
+    ways together)."""
+    status, details = _entries(type(error))
+    if details:
+        await response_of(problem_of(error))(scope, receive, send)
+        return
+    headers, body = _plain(status, error.code, error.message)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain(status: int, code: str, message: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    response = response_of(_problem(status, code, message))
+    return response.raw_headers, bytes(response.body)
 
 
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:

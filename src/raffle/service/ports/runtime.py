@@ -77,6 +77,11 @@ class SessionStore(Protocol):
         """Forget sessions that expired untouched; how many there were."""
         ...
 
+    async def watch(self) -> None:
+        """Keep this process's copies of sessions in step with the other processes' logouts
+        and ends, until cancelled; returns at once where the store keeps none."""
+        ...
+
 
 class RateLimiter(Protocol):
     async def hit(self, key: str, limit: int, window_seconds: int) -> int:

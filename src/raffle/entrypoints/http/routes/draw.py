@@ -37,7 +37,7 @@ from raffle.entrypoints.http.deps import (
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.openapi import Document, schema_ref, security
-from raffle.entrypoints.http.problems import documented, problem_of, response_of
+from raffle.entrypoints.http.problems import documented, send_problem
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
 from raffle.entrypoints.http.ticket_schemas import TicketOut, ticket_path
 from raffle.service.draw import Draw, draw
@@ -71,7 +71,7 @@ class DrawOnce:
             raffle.metrics.refused(refused.code)
             # The application's error table answers, as its handler would once the error had
             # climbed the middleware: refusals are most of the answers under a rush.
-            await response_of(problem_of(refused))(scope, receive, send)
+            await send_problem(refused, scope, receive, send)
         except RequestValidationError:
             raffle.metrics.refused(InvalidInput.code)  # the code the error table answers it with
             raise
