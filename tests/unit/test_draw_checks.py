@@ -106,6 +106,15 @@ async def test_the_activity_is_looked_at_open_before_its_join_code() -> None:
     assert await refusal(w, "alice", every) is ActivityNotOpen
 
 
+async def test_a_player_without_a_join_code_is_rate_limited_before_it_is_read() -> None:
+    w = world()
+    activity = w.config.activities[ACTIVITY]
+    w.config.activities[ACTIVITY] = replace(activity, join_code_required=True)
+    limited = await checks(w, per_second=1)
+    assert await refusal(w, "alice", limited) is JoinCodeRequired  # its codes read once
+    assert await refusal(w, "alice", limited) is RateLimited  # not read again this second
+
+
 async def test_a_draw_refused_by_its_checks_keeps_the_chance() -> None:
     w = world()
     for refused in (await checks(w, "alice"), await checks(w, paused=True)):

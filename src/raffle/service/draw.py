@@ -64,10 +64,11 @@ async def draw(
     `caps` counts the activity-wide caps (service/caps.py) of the activities that have them.
 
     The checks before the transaction, in this order and only here: `checks.standing` (deny
-    lists, an operator's pause; `ip` is the client's address), the activity open,
-    `checks.activity` (the join code), the fast-refusal look, `checks.rate` (the rate limit,
-    counting only the draws the look lets through), the participation policies. Without
-    `checks` (the tests of the draw itself) only the activity, the look and the policies.
+    lists, an operator's pause; `ip` is the client's address), the activity open, the
+    fast-refusal look, `checks.rate` (the rate limit, counting only the draws the look lets
+    through), `checks.activity` (the join code, which may read the database), the
+    participation policies. Without `checks` (the tests of the draw itself) only the
+    activity, the look and the policies.
     With `seeds`, the draw's randomness comes from the period's committed seed and the
     user's client seed, and its result carries a receipt (service/fairness.py).
     """
@@ -79,8 +80,6 @@ async def draw(
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
     if activity.schedule is not None:
         raise DrawsAtSetTime(f"activity {activity.id} picks its winners at its draw time: enter")
-    if checks is not None:
-        await checks.activity(activity, cmd.user_id)
     engine = await catalogue.engine(activity)
     welcome = await catalogue.welcome(activity)
     try:
@@ -90,6 +89,7 @@ async def draw(
         raise
     if checks is not None:
         await checks.rate(cmd.user_id)
+        await checks.activity(activity, cmd.user_id)
     participation = await catalogue.participation(activity.id)
     entry = await enter(participation, cmd.user_id, activity, now, profiles, audience)
     await stock.prepare(activity.strategy_id)

@@ -26,11 +26,12 @@ def paused(switches: Switches, activity_id: int) -> None:
 class DrawChecks:
     """What refuses a draw before its transaction, besides its quota and policies.
 
-    The player's own standing first (deny lists, an operator's pause), from memory; then,
-    once the activity is read, its join code; the rate limit (Redis) last, once the draw
-    will go to the database. The quota's fast refusal and the participation policies come
-    in draw() itself, the fast refusal before the rate limit: a draw it refuses costs one
-    Redis command, as counting it would, so the limit guards only the database's work.
+    The player's own standing first (deny lists, an operator's pause), from memory. In
+    draw(), the quota's fast refusal comes next, then the rate limit (Redis) and the join
+    code (a read of the database for a player who has none): a draw the fast refusal
+    answers costs one Redis command, as counting it would, so the limit guards the
+    database's work only. Queued and scheduled entries, which have no fast refusal, take
+    `player` (the standing and the rate limit) before the activity, then its join code.
     """
 
     deny: DenyBoard
@@ -51,8 +52,7 @@ class DrawChecks:
             raise RateLimited(f"at most {limit} draws per second", wait)
 
     async def player(self, user_id: str, activity_id: int, ip: str | None) -> None:
-        """The standing, then the rate limit: for the entries that have no fast refusal
-        (queued and scheduled draws)."""
+        """The standing, then the rate limit."""
         await self.standing(user_id, activity_id, ip)
         await self.rate(user_id)
 
