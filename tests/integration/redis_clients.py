@@ -71,3 +71,15 @@ async def redis_settings(request: pytest.FixtureRequest, kind: str) -> dict[str,
     await client.flushdb()
     await client.aclose()
     return {"redis_url": url, "redis_cluster": kind == "redis-cluster"}
+
+
+def all_nodes(redis: RedisClient) -> dict[str, object]:
+    """The keyword that sends a server command to every node of a cluster (none for one Redis)."""
+    return {"target_nodes": RedisCluster.ALL_NODES} if isinstance(redis, RedisCluster) else {}
+
+
+def total(answer: object) -> int:
+    """A count a server command answered: summed over a cluster's nodes."""
+    if isinstance(answer, dict):
+        return sum(int(n) for n in answer.values())
+    return int(str(answer))

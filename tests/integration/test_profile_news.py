@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from redis.asyncio.cluster import RedisCluster
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.id_news import RedisIdNews
@@ -25,6 +24,7 @@ from raffle.domain.profiles import Profile
 from raffle.service.profile_cache import CachedProfiles
 from raffle.service.profile_import import import_profiles
 from raffle.service.profiles import ProfileCare, put_profile
+from tests.integration.redis_clients import all_nodes, total
 from tests.unit.fakes import FakeClock
 
 DEADLINE_SECONDS = 10.0  # how long a test waits for news before failing (not a speed bound)
@@ -77,7 +77,7 @@ class Processes:
         return started
 
     async def _subscribers(self) -> int:
-        answer = await self.redis.pubsub_numsub(self.channel, **_all_nodes(self.redis))
+        answer = await self.redis.pubsub_numsub(self.channel, **all_nodes(self.redis))
         return int(answer[0][1])
 
 
@@ -148,16 +148,6 @@ async def test_a_dropped_subscription_forgets_everything_it_may_have_missed(
     await listening.profiles.of("alice")
     assert "alice" in listening.profiles._kept
     # The subscription's connection killed on the server, as a Redis restart would.
-    killed = await redis.client_kill_filter(_type="pubsub", **_all_nodes(redis))
-    assert _total(killed) >= 1
+    killed = await redis.client_kill_filter(_type="pubsub", **all_nodes(redis))
+    assert total(killed) >= 1
     await _until(lambda: "alice" not in listening.profiles._kept, "everything forgotten")
-
-
-def _all_nodes(redis: RedisClient) -> dict[str, object]:
-    return {"target_nodes": RedisCluster.ALL_NODES} if isinstance(redis, RedisCluster) else {}
-
-
-def _total(answer: object) -> int:
-    if isinstance(answer, dict):  # a cluster answers per node
-        return sum(int(n) for n in answer.values())
-    return int(str(answer))

@@ -9,13 +9,13 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from redis.asyncio.cluster import RedisCluster
 
 from raffle.adapters.id_news import RedisIdNews
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.redis_sessions import RedisSessionStore
 from raffle.domain.users import Session, SessionEnded
 from raffle.service import auth
+from tests.integration.redis_clients import all_nodes, total
 from tests.unit.auth_fakes import START, FakeClock
 
 HOUR = 3600
@@ -50,7 +50,7 @@ class Processes:
         return started
 
     async def subscribed(self, count: int) -> bool:
-        answer = await self.redis.pubsub_numsub(self.channel, **_all_nodes(self.redis))
+        answer = await self.redis.pubsub_numsub(self.channel, **all_nodes(self.redis))
         return int(answer[0][1]) >= count
 
 
@@ -132,8 +132,8 @@ async def test_a_dropped_subscription_keeps_nothing_until_heard_again(
     assert await store.touch(_hash("alice"), HOUR) is not None
     # The subscription's connection killed on the server, as a Redis restart would; a
     # logout said meanwhile would be lost, so the copy must go.
-    killed = await redis.client_kill_filter(_type="pubsub", **_all_nodes(redis))
-    assert _total(killed) >= 1
+    killed = await redis.client_kill_filter(_type="pubsub", **all_nodes(redis))
+    assert total(killed) >= 1
     await redis.delete(processes.prefix + _hash("alice"))  # a logout nobody heard
     await _until(lambda: _gone(store, "alice"), "the copy forgotten")
     await _until(lambda: processes.subscribed(1), "subscribed again")
@@ -158,13 +158,3 @@ async def _ended(store: RedisSessionStore, name: str) -> bool:
     except SessionEnded:
         return True
     return False
-
-
-def _all_nodes(redis: RedisClient) -> dict[str, object]:
-    return {"target_nodes": RedisCluster.ALL_NODES} if isinstance(redis, RedisCluster) else {}
-
-
-def _total(answer: object) -> int:
-    if isinstance(answer, dict):  # a cluster answers per node
-        return sum(int(n) for n in answer.values())
-    return int(str(answer))

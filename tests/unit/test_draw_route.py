@@ -15,7 +15,7 @@ from raffle.entrypoints.http.routes.draw import created
 Message = dict[str, Any]
 
 
-def _sent(answer: Any) -> list[Message]:
+def sent(answer: Any) -> list[Message]:
     messages: list[Message] = []
 
     async def send(message: Message) -> None:
@@ -32,8 +32,8 @@ def test_the_draws_answer_is_starlettes_response_message_for_message() -> None:
     for body in (b'{"order_id":"o-1"}', '{"award_title":"一等奖"}'.encode()):
         for replayed in (False, True):
             headers = {REPLAYED: "true"} if replayed else None
-            expected = _sent(Response(body, 201, headers, media_type="application/json"))
-            assert _sent(_created(body, replayed)) == expected
+            expected = sent(Response(body, 201, headers, media_type="application/json"))
+            assert sent(_created(body, replayed)) == expected
 
 
 def _created(body: bytes, replayed: bool) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from raffle.domain.draws import UnknownActivity
@@ -10,21 +9,7 @@ from raffle.domain.policies import NotAdmitted
 from raffle.domain.quota import NoChances
 from raffle.domain.users import RateLimited
 from raffle.entrypoints.http.problems import problem_of, response_of, send_problem
-
-Message = dict[str, Any]
-
-
-def _sent(answer: Any) -> list[Message]:
-    messages: list[Message] = []
-
-    async def send(message: Message) -> None:
-        messages.append(message)
-
-    async def receive() -> Message:
-        return {"type": "http.request", "body": b""}
-
-    asyncio.run(answer({"type": "http"}, receive, send))
-    return messages
+from tests.unit.test_draw_route import sent
 
 
 def _sending(error: Any) -> Any:
@@ -44,8 +29,8 @@ def test_every_problem_is_sent_as_its_response_would_be() -> None:
         NotAdmitted({1: "level"}),
     ]
     for error in errors:
-        expected = _sent(response_of(problem_of(error)))
-        assert _sent(_sending(error)) == expected
+        expected = sent(response_of(problem_of(error)))
+        assert sent(_sending(error)) == expected
         assert expected[0]["status"] in (403, 404, 409, 429)
-    limited = _sent(_sending(errors[4]))
+    limited = sent(_sending(errors[4]))
     assert (b"retry-after", b"1") in limited[0]["headers"]
