@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import asyncio
 import os
 import re
 import shutil
@@ -22,8 +23,12 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from importlib import util
 from pathlib import Path
+from typing import Any
+
+import redis
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -38,9 +43,31 @@ _spec.loader.exec_module(bench_http)
 
 PYTHON = ROOT / ".venv" / "bin" / "python"
 SIDES = {"before": 12, "after": 14}  # their Redis dbs
+ADMIN = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"  # http.py's default server
 
 
-def prepare(name: str, tree: Path, args: argparse.Namespace) -> dict[str, str]:
+@dataclass
+class Side:
+    """One commit's prepared data: its work tree, http.py's temp dir and its databases."""
+
+    name: str
+    tree: Path
+    tmp: Path
+    backend: Any  # bench_http.Backend
+
+    @property
+    def tokens(self) -> Path:
+        return self.tmp / "tokens.txt"
+
+    def cleanup(self) -> None:
+        for url in self.backend.database_urls:
+            name = url.rsplit("/", 1)[1]
+            asyncio.run(bench_http._autocommit(ADMIN, bench_http.DROP["postgres"].format(name)))
+        redis.Redis.from_url(self.backend.redis_url).flushdb()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def prepare(name: str, tree: Path, args: argparse.Namespace) -> Side:
     """`tree`'s own http.py run once with --keep: its databases, Redis db and tokens."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAFFLE_")}
     env["PYTHONPATH"] = str(tree / "src")
@@ -54,18 +81,8 @@ def prepare(name: str, tree: Path, args: argparse.Namespace) -> dict[str, str]:
     if kept is None:
         raise SystemExit(f"{name}: http.py --keep failed:\n{done.stdout[-3000:]}{done.stderr}")
     urls = ast.literal_eval(kept.group(2))
-    return {
-        "tmp": kept.group(1),
-        "PYTHONPATH": str(tree / "src"),
-        "RAFFLE_DATABASE_URL": urls[0],
-        "RAFFLE_SHARD_URLS": ",".join(urls[1:]),
-        "RAFFLE_SHARD_TABLES": "4",
-        "RAFFLE_REDIS_URL": f"redis://127.0.0.1:6379/{SIDES[name]}",
-        "RAFFLE_BROKER_URL": "amqp://guest:guest@127.0.0.1:5672/",
-        "RAFFLE_DRAWS_PER_SECOND": "1000000",
-        "RAFFLE_LOAD_DEMO": "false",
-        "RAFFLE_LOG_LEVEL": "warning",
-    }
+    redis_url = f"redis://127.0.0.1:6379/{SIDES[name]}"
+    return Side(name, tree, Path(kept.group(1)), bench_http.Backend("postgres", urls, 4, redis_url))
 
 
 def main() -> None:
@@ -80,45 +97,41 @@ def main() -> None:
         "--idle-seconds", type=float, default=10, help="each server's CPU with no load, first"
     )
     args = parser.parse_args()
-    wrk = argparse.Namespace(wrk_threads=2, connections=args.connections, timeout=10)
-    prepared = {
-        "before": prepare("before", args.before.resolve(), args),
-        "after": prepare("after", args.after.resolve(), args),
-    }
+    # What http.py's server_env and draw_load read: its defaults for a PostgreSQL run.
+    run = argparse.Namespace(
+        request_log=False, deliveries="worker", broker_url="amqp://guest:guest@127.0.0.1:5672/",
+        pool_size=None, wrk_threads=2, connections=args.connections, timeout=10, refusals=False,
+    )  # fmt: skip
+    sides: list[Side] = []
     servers = {}
     try:
-        for name, env in prepared.items():
-            tmp = Path(env["tmp"])
-            base = {k: v for k, v in os.environ.items() if not k.startswith("RAFFLE_")}
-            servers[name] = bench_http.start_server(
-                {**base, **{k: v for k, v in env.items() if k != "tmp"}}, 2, tmp
-            )
-            print(f"{name}: {servers[name].url}, {tmp}")
+        for name, tree in (("before", args.before), ("after", args.after)):
+            sides.append(side := prepare(name, tree.resolve(), args))
+            env = {**bench_http.server_env(run, side.backend), "PYTHONPATH": str(side.tree / "src")}
+            servers[name] = bench_http.start_server(env, 2, side.tmp)
+            print(f"{name}: {servers[name].url}, {side.tmp}")
         idle(servers, args.idle_seconds)
-        rates: dict[str, list[float]] = {"before": [], "after": []}
+        tokens = {side.name: side.tokens for side in sides}
         for name, server in servers.items():  # warm-up
-            bench_http.draw_load(server, wrk_args(wrk), tokens(prepared[name]), 3, "warm")
+            bench_http.draw_load(server, run, tokens[name], 3, "warm")
+        rates: dict[str, list[float]] = {"before": [], "after": []}
         for n in range(args.rounds):
-            order = ["before", "after"] if n % 2 == 0 else ["after", "before"]
-            for name in order:
-                run = bench_http.draw_load(
-                    servers[name], wrk_args(wrk), tokens(prepared[name]), args.seconds, "ab"
-                )
-                rates[name].append(run["rps"])
-            print(
-                f"round {n + 1}: before {rates['before'][-1]:,.0f}, after "
-                f"{rates['after'][-1]:,.0f} draws/s: {rates['after'][-1] / rates['before'][-1]:.2f}"
-            )
+            for name in ("before", "after") if n % 2 == 0 else ("after", "before"):
+                drawn = bench_http.draw_load(servers[name], run, tokens[name], args.seconds, "ab")
+                rates[name].append(drawn["rps"])
+            before, after = rates["before"][-1], rates["after"][-1]
+            print(f"round {n + 1}: before {before:,.0f}, after {after:,.0f} draws/s", end="")
+            print(f": {after / before:.2f}")
         ratio = sum(rates["after"]) / sum(rates["before"])
         print(f"after / before, summed over {args.rounds} rounds: {ratio:.3f}")
     finally:
         for server in servers.values():
             server.stop()
-        for name, env in prepared.items():
-            cleanup(env, SIDES[name])
+        for side in sides:
+            side.cleanup()
 
 
-def idle(servers: dict[str, bench_http.Server], seconds: float) -> None:
+def idle(servers: dict[str, Any], seconds: float) -> None:
     """What each server's workers spend with no request: their background jobs and looks,
     which the server being measured shares its cores with."""
     time.sleep(2)
@@ -129,31 +142,9 @@ def idle(servers: dict[str, bench_http.Server], seconds: float) -> None:
         print(f"{name}: workers idle {used / seconds * 1000:.0f} ms of CPU a second")
 
 
-def _cpu(server: bench_http.Server) -> float:
+def _cpu(server: Any) -> float:
     found = (bench_http._cpu_seconds(pid) for pid in server.worker_pids())
     return sum(seconds for _, seconds in filter(None, found))
-
-
-def wrk_args(wrk: argparse.Namespace) -> argparse.Namespace:
-    return argparse.Namespace(**vars(wrk), refusals=False)
-
-
-def tokens(env: dict[str, str]) -> Path:
-    return Path(env["tmp"]) / "tokens.txt"
-
-
-def cleanup(env: dict[str, str], redis_db: int) -> None:
-    import redis
-
-    for url in [env["RAFFLE_DATABASE_URL"], *env["RAFFLE_SHARD_URLS"].split(",")]:
-        name = url.rsplit("/", 1)[1]
-        subprocess.run(
-            ["psql", "-h", "127.0.0.1", "-U", "postgres", "-c", f"DROP DATABASE IF EXISTS {name}"],
-            capture_output=True,
-            check=False,
-        )
-    redis.Redis.from_url(f"redis://127.0.0.1:6379/{redis_db}").flushdb()
-    shutil.rmtree(env["tmp"], ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1805,9 +1805,8 @@ def measured_pair(
     """A draw run and a health run; the first pair's are the report's `draws` and `health`
     (with `--policies`, its policy runs between them)."""
     busy = wait_for_idle(args.idle_wait)
-    print(
-        f"draws {args.seconds:g} s, {args.connections} connections" + f" (pair {n + 1})" * (n > 0)
-    )
+    pair = f" (pair {n + 1})" if n else ""
+    print(f"draws {args.seconds:g} s, {args.connections} connections{pair}")
     counters = asyncio.run(_server_counters(backend))
     draws, cpu = measured(lambda: draw_load(server, args, tokens, args.seconds, "draws"), server)
     if db := server_counters_since(backend, counters, draws["requests"]):

@@ -93,6 +93,7 @@ from raffle.service.ports import (
     ChanceHints,
     Clock,
     IdempotencyStore,
+    IdNews,
     PrizeStock,
     RateLimiter,
     SessionStore,
@@ -102,7 +103,6 @@ from raffle.service.ports import (
 )
 from raffle.service.ports.payment_orders import QrCodes
 from raffle.service.ports.payments import PaymentGateway
-from raffle.service.ports.profile_care import ProfileNews
 from raffle.service.ports.tags import ProfilePages
 from raffle.service.profile_cache import CachedProfiles
 from raffle.service.profiles import ProfileCare
@@ -375,7 +375,7 @@ def _profiles(
         async with uow() as reader:
             return await reader.profiles.version()
 
-    news: ProfileNews = (
+    news: IdNews = (
         PolledProfileNews(version) if redis is None else RedisIdNews(redis, channel=PROFILE_NEWS)
     )
     return CachedProfiles(read, news, ttl=settings.profile_ttl_seconds)

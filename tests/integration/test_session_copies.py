@@ -123,7 +123,7 @@ async def test_without_the_news_every_touch_reads_redis(processes: Processes) ->
     assert await deaf.touch(_hash("alice"), HOUR) is None
 
 
-async def test_a_dropped_subscription_keeps_nothing_until_heard_again(
+async def test_a_dropped_subscription_forgets_every_copy_and_subscribes_again(
     processes: Processes,
 ) -> None:
     (store,) = await processes.start(1)

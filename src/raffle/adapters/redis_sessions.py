@@ -11,26 +11,19 @@ Redis. `keep` bounds how long a copy can outlive news lost without the subscript
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from datetime import timedelta
 
-from raffle.adapters.id_news import RedisIdNews
 from raffle.adapters.redis_commands import RedisClient, RedisCommands
 from raffle.adapters.sessions import ENDED
 from raffle.domain.users import Session, SessionEnded
-from raffle.service.ports import Clock
-from raffle.service.stopping import stop_if_asked
-
-log = logging.getLogger(__name__)
+from raffle.service.news import forget_on_news, tell_ids
+from raffle.service.ports import Clock, IdNews
 
 SESSION_NEWS = "raffle:sessions"
-RETRY_SECONDS = 1.0  # after the news failed: nothing is kept until it is heard again
 COPIES = 100_000  # the most sessions a process keeps; the least recently used go first
 
 
@@ -52,7 +45,7 @@ class RedisSessionStore:
         *,
         prefix: str = "raffle:session:",
         commands: RedisCommands,
-        news: RedisIdNews | None = None,
+        news: IdNews | None = None,
         keep: float = 0.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -133,28 +126,20 @@ class RedisSessionStore:
         if self._news is None or self._keep <= 0:
             return
         try:
-            while True:
-                try:
-                    async for token_hashes in self._news.changes():
-                        self._forget(token_hashes)
-                        self._listening = True
-                except Exception:  # whatever was said while nobody listened is unknown
-                    stop_if_asked()
-                    self._listening = False
-                    self._forget(None)
-                    log.warning("sessions: no news, keeping no copies", exc_info=True)
-                    await asyncio.sleep(RETRY_SECONDS)
+            await forget_on_news(self._news, self._forget, "sessions", self._hearing)
         finally:
-            self._listening = False
+            self._hearing(False)
             self._forget(None)
 
+    def _hearing(self, heard: bool) -> None:
+        self._listening = heard
+
     async def _ended(self, token_hashes: list[str]) -> None:
-        """Forgotten here at once, and announced to the other processes (best effort: a
-        copy elsewhere then lives out its `keep`)."""
+        """Forgotten here at once, and announced to the other processes (a copy elsewhere
+        that misses it lives out its `keep`)."""
         self._forget(token_hashes)
         if self._news is not None and token_hashes:
-            with contextlib.suppress(Exception):
-                await self._news.announce(token_hashes)
+            await tell_ids(self._news, token_hashes)
 
     def _forget(self, token_hashes: Collection[str] | None) -> None:
         self._generation += 1

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
 
 from raffle.domain.profiles import Profile
-from raffle.service.ports.profile_care import ProfileNews
-from raffle.service.stopping import stop_if_asked
-
-log = logging.getLogger(__name__)
+from raffle.service.news import forget_on_news, tell_ids
+from raffle.service.ports import IdNews
 
 Read = Callable[[str], Awaitable[Profile | None]]  # the stored profile, from the database
-RETRY_SECONDS = 1.0  # after the news failed: everything is forgotten, then it is heard again
 
 
 class CachedProfiles:
@@ -30,7 +25,7 @@ class CachedProfiles:
     def __init__(
         self,
         read: Read,
-        news: ProfileNews,
+        news: IdNews,
         *,
         ttl: float,
         size: int = 100_000,
@@ -85,17 +80,8 @@ class CachedProfiles:
         """After a commit that changed these profiles: forgotten here at once, and in the
         other processes when they hear it (best effort: `ttl` bounds a lost message)."""
         self.forget(user_ids)
-        with contextlib.suppress(Exception):
-            await self.news.announce(user_ids)
+        await tell_ids(self.news, user_ids)
 
     async def watch(self) -> None:
         """Forget what the news says changed, until cancelled."""
-        while True:
-            try:
-                async for user_ids in self.news.changes():
-                    self.forget(user_ids)
-            except Exception:  # the news is down: whatever was said meanwhile is unknown
-                stop_if_asked()
-                log.warning("profiles: no news, forgetting every copy", exc_info=True)
-                self.forget()
-                await asyncio.sleep(RETRY_SECONDS)
+        await forget_on_news(self.news, self.forget, "profiles")

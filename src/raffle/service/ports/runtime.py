@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
@@ -80,6 +80,20 @@ class SessionStore(Protocol):
     async def watch(self) -> None:
         """Keep this process's copies of sessions in step with the other processes' logouts
         and ends, until cancelled; returns at once where the store keeps none."""
+        ...
+
+
+class IdNews(Protocol):
+    """How every process learns which of its copies are stale (profiles by user, sessions
+    by token hash), to forget them."""
+
+    async def announce(self, ids: Collection[str] | None) -> None:
+        """Tell every process these ids changed (None: any may have)."""
+        ...
+
+    def changes(self) -> AsyncIterator[Collection[str] | None]:
+        """Yields the ids that changed; None when any may have (at first, and after news
+        may have been missed), until cancelled."""
         ...
 
 
