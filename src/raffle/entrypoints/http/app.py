@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from raffle.bootstrap import Raffle
 from raffle.entrypoints import worker
 from raffle.entrypoints.http import observe, openapi, problems
+from raffle.entrypoints.http.hot_route import HotRoute
 from raffle.entrypoints.http.maintenance import Maintenance
 from raffle.entrypoints.http.routes import (
     accounts,
@@ -83,6 +84,7 @@ def create_app(raffle: Raffle, *, scheduler: bool = True) -> FastAPI:
         routes=[draw.route, flash_purchase.route],
     )
     app.state.raffle = raffle
+    app.add_middleware(HotRoute, route=draw.route)  # inside Maintenance: a draw is a write
     app.add_middleware(Maintenance, switches=raffle.switches)
     observe.install(app, raffle)  # outside Maintenance: its 503s are logged and counted too
     problems.install(app)

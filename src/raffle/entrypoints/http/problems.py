@@ -424,10 +424,7 @@ def install(app: FastAPI) -> None:
 
     async def invalid_request(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
-        errors = [{"at": ".".join(map(str, e["loc"])), "message": e["msg"]} for e in error.errors()]
-        return response_of(
-            _problem(422, "invalid_input", "the request is not valid", errors=errors)
-        )
+        return invalid(error)
 
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
@@ -437,6 +434,13 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RaffleError, raffle_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(HTTPException, http_error)
+
+
+def invalid(error: RequestValidationError) -> JSONResponse:
+    """The answer to a request that does not validate: 422 `invalid_input`, each error at its
+    place."""
+    errors = [{"at": ".".join(map(str, e["loc"])), "message": e["msg"]} for e in error.errors()]
+    return response_of(_problem(422, "invalid_input", "the request is not valid", errors=errors))
 
 
 def _problem(status: int, code: str, detail: str, **extra: Any) -> Problem:

@@ -4,10 +4,11 @@
 # answer) is a good part of a draw's CPU, and the draw is the route under load; this one
 # makes the same checks, with the functions the FastAPI dependencies call, in the same
 # order: the session, the path, the Idempotency-Key. The draw's own checks (deny lists,
-# pause, rate limit, join code) are draw()'s. Errors are answered from the application's
-# error table as any route's; a refusal of a signed-in player is counted for the automatic
-# blocking rules here. An ASGI app rather than a request/response function, it reads the
-# two headers and sends its answer without Starlette's Headers or Response objects.
+# pause, rate limit, join code) are draw()'s. The route is taken before the error table's
+# middleware (hot_route.py), so it answers its errors itself, with the error table's own
+# functions; a refusal of a signed-in player is counted for the automatic blocking rules
+# here. An ASGI app rather than a request/response function, it reads the two headers and
+# sends its answer without Starlette's Headers or Response objects.
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from raffle.entrypoints.http.deps import (
 )
 from raffle.entrypoints.http.idempotent import REPLAYED
 from raffle.entrypoints.http.openapi import Document, schema_ref, security
-from raffle.entrypoints.http.problems import documented, send_problem
+from raffle.entrypoints.http.problems import documented, invalid, send_problem
 from raffle.entrypoints.http.schemas import DrawOut, draw_json
 from raffle.entrypoints.http.ticket_schemas import TicketOut, ticket_path
 from raffle.service.draw import Draw, draw
@@ -53,8 +54,7 @@ _JSON = (b"content-type", b"application/json")
 
 class DrawOnce:
     """The draw's ASGI app. Starlette's Route calls an instance as it is, where it would wrap
-    a function in request_response: a second layer of the error table around the one
-    ExceptionMiddleware gives every route (the same answers), and a Response to send."""
+    a function in request_response: a layer of the error table, and a Response to send."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Draw: one chance for one prize. Send an Idempotency-Key to make retries safe: the
@@ -72,9 +72,9 @@ class DrawOnce:
             # The application's error table answers, as its handler would once the error had
             # climbed the middleware: refusals are most of the answers under a rush.
             await send_problem(refused, scope, receive, send)
-        except RequestValidationError:
+        except RequestValidationError as invalid_input:
             raffle.metrics.refused(InvalidInput.code)  # the code the error table answers it with
-            raise
+            await invalid(invalid_input)(scope, receive, send)
 
 
 async def _draw(raffle: Raffle, request: Request, send: Send) -> None:
