@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from raffle.domain.flash_gate import solve
-from raffle.domain.flash_sales import PURCHASED, Answer
+from raffle.domain.flash_sales import PURCHASED, Answer, OrderState
 from raffle.service.flash_sales import FlashSales
 from raffle.service.flash_strays import Strays, reconcile
 from tests.unit.fakes import FakeClock
@@ -61,3 +61,33 @@ async def test_a_picture_that_changed_starts_its_wait_again() -> None:
     clock.advance(timedelta(minutes=5).total_seconds())
     assert await reconcile(sales, strays) == 2
     assert await sales.stock.left(1111) == 3
+
+
+async def test_a_stray_under_a_seq_below_an_order_comes_back_and_no_unit_twice() -> None:
+    sales = await flash()
+    clock = sales.clock
+    assert isinstance(clock, FakeClock)
+    consumer = asyncio.create_task(sales.broker.consume(PURCHASED, sales.handle))
+    await sales.create(replace(sale(stock=3), per_user=3))
+    await sales.stock.take(1111, "bob", 3, "answered 503")  # seq 1, its unit back at once
+    await sales.stock.give_back(1111, "bob")
+    await sales.stock.take(1111, "bob", 3, "lost")  # seq 2: stranded
+    assert await _buy(sales, "bob") is Answer.QUEUED  # seq 3, ordered
+    await asyncio.sleep(0)
+    assert await sales.stock.left(1111) == 1
+    strays = Strays()
+    assert await reconcile(sales, strays) == 0
+    clock.advance(301)
+    assert await reconcile(sales, strays) == 1  # seq 2's unit; seq 1's came back before
+    assert await sales.stock.left(1111) == 2
+    states = [(o.seq, o.state) for o in await sales.store.of_user(1111, "bob")]
+    assert states == [
+        (1, OrderState.REFUSED),
+        (2, OrderState.REFUSED),
+        (3, OrderState.AWAITING_PAYMENT),
+    ]
+    clock.advance(600)
+    assert await reconcile(sales, strays) == 0
+    assert await reconcile(sales, strays) == 0
+    assert await sales.stock.left(1111) == 2
+    consumer.cancel()

@@ -39,7 +39,9 @@ class OrderState(StrEnum):
     AWAITING_PAYMENT = "awaiting_payment"  # priced in cents: paid, or expired, later
     DONE = "done"  # paid, or priced in points (debited with the order), or free
     EXPIRED = "expired"  # unpaid in time: its unit went back to the sale
-    REFUSED = "refused"  # none left, the user at the limit, points short, or publish unconfirmed
+    # no unit for it: none left, the user at the limit, points short, its publish unconfirmed,
+    # or a stray whose unit went back
+    REFUSED = "refused"
 
 
 LIVE = (OrderState.AWAITING_PAYMENT, OrderState.DONE)  # orders holding a unit

@@ -99,8 +99,9 @@ class SaleStore(Protocol):
         ...
 
     async def refuse(self, purchase: Purchase, sale: Sale) -> bool:
-        """Store the purchase as refused, taking no unit (its points fell short, or its
-        publish was not confirmed); False when it was stored before."""
+        """Store the purchase as refused, taking no unit (its points fell short, its publish
+        was not confirmed, or it is a stray whose unit went back); False when it was stored
+        before."""
         ...
 
     async def of_user(self, sale_id: int, user_id: str) -> list[SaleOrder]:
