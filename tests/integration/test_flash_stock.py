@@ -111,3 +111,21 @@ async def test_a_stray_comes_back_only_while_its_count_is_the_one_seen(stock: Sa
     assert await stock.left(s) == 3
     assert not await stock.give_back_stray(s, "alice", Holding(2, 2), 2)  # once only
     assert await stock.left(s) == 3
+
+
+async def test_a_hold_drops_once_a_purchase_while_its_count_is_the_one_seen(
+    stock: SaleStock,
+) -> None:
+    s = sale_id()
+    assert not await stock.drop_hold(s, "alice", 1, Holding(1, 1))  # not loaded
+    await stock.load(s, 3, {}, AT)
+    await stock.take(s, "alice", 2, next_attempt())
+    await stock.take(s, "alice", 2, next_attempt())
+    assert not await stock.drop_hold(s, "alice", 1, Holding(1, 1))  # an old picture
+    assert await stock.drop_hold(s, "alice", 1, Holding(2, 2))
+    assert await stock.holders(s) == {"alice": Holding(1, 2)}
+    assert await stock.left(s) == 1  # the unit stays taken
+    assert not await stock.drop_hold(s, "alice", 1, Holding(1, 2))  # once for seq 1
+    assert await stock.drop_hold(s, "alice", 2, Holding(1, 2))
+    assert not await stock.drop_hold(s, "alice", 3, Holding(0, 2))  # nothing left to drop
+    assert (await stock.holders(s), await stock.left(s)) == ({"alice": Holding(0, 2)}, 1)

@@ -333,3 +333,39 @@ async def test_a_purchase_queued_across_a_lost_fast_stock_counts_against_the_lim
     assert (store(sales).sold[1111], await sales.stock.left(1111)) == (1, 2)
     assert await buy(sales, "alice") is Answer.ALREADY_BOUGHT
     assert await sales.result(1111, "alice") == "fs1111-alice-2"
+
+
+async def test_a_purchase_refused_after_a_lost_fast_stock_leaves_its_buyer_holding_nothing() -> (
+    None
+):
+    sales = await flash()
+    await sales.create(sale(stock=1))
+    sent: list[OutboxMessage] = []
+
+    async def queued(message: OutboxMessage) -> None:
+        sent.append(message)  # confirmed; the consumers are down
+
+    sales.broker.publish = queued  # type: ignore[method-assign]
+    assert await buy(sales, "bob") is Answer.QUEUED
+    await sales.stock.unload(1111)  # lost with bob's purchase queued: no row holds his unit
+    assert isinstance(sales.clock, FakeClock)
+    sales.clock.advance(1)
+    assert await buy(sales, "alice") is Answer.QUEUED  # the unit the rebuilt stock thought left
+    for message in sent:
+        await sales.handle(message)
+    states = {o.user_id: o.state.value for o in store(sales).orders.values()}
+    assert states == {"bob": "awaiting_payment", "alice": "refused"}
+    holding = await sales.stock.holding(1111, "alice")
+    assert holding is not None
+    assert holding.held == 0  # she holds no unit: she is not told "already bought"
+    assert await sales.stock.left(1111) == 0  # the unit is bob's
+    assert await buy(sales, "alice") is Answer.SOLD_OUT
+    sales.clock.advance(15 * 60)
+    assert await sales.expire() == 1  # bob never paid: his unit comes back
+    assert await buy(sales, "alice") is Answer.QUEUED
+    await sales.handle(sent[1])  # her refused purchase again: the one in flight keeps its unit
+    holding = await sales.stock.holding(1111, "alice")
+    assert holding is not None
+    assert holding.held == 1
+    await sales.handle(sent[-1])
+    assert await sales.result(1111, "alice") == "fs1111-alice-2"

@@ -78,6 +78,19 @@ redis.call('INCRBY', KEYS[1], ARGV[4])
 return 1
 """)
 
+# One unit fewer counted as the user's, `left` untouched, on the same condition, once per
+# purchase: `d:` marks the seq's drop (a redelivered refusal finds it), until a load.
+_DROP_HOLD = LuaScript("""
+if not redis.call('GET', KEYS[1]) then return 0 end
+local done = 'd:' .. ARGV[1] .. ':' .. ARGV[4]
+if redis.call('HEXISTS', KEYS[2], done) == 1 then return 0 end
+local held = tonumber(redis.call('HGET', KEYS[2], 'h:' .. ARGV[1]) or '0')
+local seq = tonumber(redis.call('HGET', KEYS[2], 's:' .. ARGV[1]) or '0')
+if held < 1 or held ~= tonumber(ARGV[2]) or seq ~= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[2], 'h:' .. ARGV[1], held - 1, done, 1)
+return 1
+""")
+
 _HOLDERS = LuaScript("""
 if not redis.call('GET', KEYS[1]) then return {0} end
 return {1, redis.call('HGETALL', KEYS[2])}
@@ -138,6 +151,13 @@ class RedisSaleStock:
         except RedisError as error:
             raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
 
+    async def drop_hold(self, sale_id: int, user_id: str, seq: int, seen: Holding) -> bool:
+        args: list[Arg] = [user_id, seen.held, seen.seq, seq]
+        try:
+            return bool(await self._commands.run(_DROP_HOLD, _keys(sale_id), args))
+        except RedisError as error:
+            raise FlashStockUnavailable(f"flash sale stock: {error!r}") from error
+
     async def holders(self, sale_id: int) -> dict[str, Holding] | None:
         found = await self._commands.run(_HOLDERS, _keys(sale_id), [])
         if not found[0]:
@@ -173,13 +193,14 @@ class MemorySaleStock:
         self._left: dict[int, int] = {}
         self._holders: dict[int, dict[str, Holding]] = {}
         self._loaded: dict[int, datetime] = {}
+        self._dropped: dict[int, set[tuple[str, int]]] = {}  # drop_hold's (user, seq)s
 
     async def load(
         self, sale_id: int, left: int, holders: Mapping[str, Holding], at: datetime
     ) -> bool:
         if sale_id in self._left:
             return False
-        self._holders[sale_id] = dict(holders)
+        self._holders[sale_id], self._dropped[sale_id] = dict(holders), set()
         self._left[sale_id], self._loaded[sale_id] = left, at
         return True
 
@@ -214,6 +235,16 @@ class MemorySaleStock:
             return False
         self._holders[sale_id][user_id] = Holding(mine.held - units, mine.seq)
         self._left[sale_id] += units
+        return True
+
+    async def drop_hold(self, sale_id: int, user_id: str, seq: int, seen: Holding) -> bool:
+        if sale_id not in self._left or (user_id, seq) in self._dropped[sale_id]:
+            return False
+        mine = self._holders[sale_id].get(user_id, Holding(0, 0))
+        if mine.held < 1 or (mine.held, mine.seq) != (seen.held, seen.seq):
+            return False
+        self._holders[sale_id][user_id] = Holding(mine.held - 1, mine.seq)
+        self._dropped[sale_id].add((user_id, seq))
         return True
 
     async def holders(self, sale_id: int) -> dict[str, Holding] | None:

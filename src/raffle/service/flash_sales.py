@@ -39,6 +39,7 @@ from raffle.service.ports.switches import SwitchNews
 log = logging.getLogger(__name__)
 
 EXPIRE_BATCH = 500
+DROP_TRIES = 3  # a take or another drop moving the buyer's count meanwhile: looked at again
 
 
 class QueueFull(Unavailable):
@@ -196,7 +197,8 @@ class FlashSales:
         delivery stored. A refused purchase's unit stays taken in the fast stock: the
         database refuses only a purchase the fast stock let through without counting another
         that holds a unit (queued across a loss of the fast stock, or arriving after its unit
-        went back as a stray), and it is that other's order that holds this unit.
+        went back as a stray), and it is that other's order that holds this unit. Its buyer
+        no longer holds it (_let_go).
 
         Priced in points, the points are taken first, on the user's shard, keyed by the
         order id (a redelivery takes nothing more); a balance short of the price refuses the
@@ -216,8 +218,28 @@ class FlashSales:
             log.warning("flash sale %s: %s refused by the database", sale.id, purchase.order_id)
             if sale.paid_in_points:
                 await self._credit(purchase, sale)
+            await self._let_go(purchase)
         elif not sale.paid_later:  # final at once: delivered now (a paid one when paid)
             await deliver_sold(self.shards, sale, order_id, purchase.user_id, self.clock.now())
+
+    async def _let_go(self, purchase: Purchase) -> None:
+        """A purchase taken since the fast stock was loaded and refused by the database holds
+        no unit: its buyer's count drops by one, so they are not told "already bought" for a
+        unit they do not have, and may buy one that comes back. The units left stay: the
+        unit is the one an order from before the load holds. Nothing drops when the buyer's
+        live orders account for every unit counted as theirs (refused for their limit, the
+        purchase stands for such an order), nor for a purchase from before the load, which
+        this fast stock never counted."""
+        sale_id, user_id = purchase.sale_id, purchase.user_id
+        for _ in range(DROP_TRIES):
+            holding = await self.stock.holding(sale_id, user_id)
+            if holding is None or holding.loaded_at is None or purchase.at < holding.loaded_at:
+                return
+            live = sum(row.state in LIVE for row in await self.store.of_user(sale_id, user_id))
+            if holding.held <= live:
+                return
+            if await self.stock.drop_hold(sale_id, user_id, purchase.seq, holding):
+                return
 
     async def _debit(self, purchase: Purchase, sale: Sale) -> bool:
         """False when the balance does not cover the price (nothing taken)."""

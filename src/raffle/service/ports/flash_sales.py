@@ -54,6 +54,13 @@ class SaleStock(Protocol):
         seq); False, nothing changed, when it moved meanwhile or the sale is not loaded."""
         ...
 
+    async def drop_hold(self, sale_id: int, user_id: str, seq: int, seen: Holding) -> bool:
+        """One unit fewer counted as the user's for their purchase `seq`, the sale's units
+        left unchanged (the unit stays taken), if their count is still `seen` and no drop
+        for `seq` was made since the sale was loaded; False, nothing changed, otherwise or
+        when the sale is not loaded."""
+        ...
+
     async def holders(self, sale_id: int) -> dict[str, Holding] | None:
         """Every user's holding, or None when the sale is not loaded."""
         ...
