@@ -13,22 +13,29 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from raffle.adapters.sql.migrate import downgrade, upgrade
 from raffle.adapters.sql.unit_of_work import SqlUnitOfWork, create_engine
 from raffle.domain.tickets import Settled, Ticket, TicketState
+from raffle.service.contention import retried
 from raffle.service.queued_draws import sweep_tickets
 
 AT = datetime(2026, 11, 25, 6, tzinfo=UTC)
 
 
 async def _accept(engine: AsyncEngine, activity: int, user: str, bound: int = 1000) -> int | None:
-    async with SqlUnitOfWork(engine) as uow:
-        numbers = await uow.tickets.take_number(activity, bound)
-        if numbers is None:
-            return None
-        seq, _ = numbers
-        await uow.tickets.add(
-            Ticket(f"t{activity}-{seq}", user, activity, seq, AT, f"k{activity}-{seq}")
-        )
-        await uow.commit()
-    return seq
+    """As queued_draws.accept takes a number: a transaction the database dropped to break a
+    deadlock (MariaDB's, as an activity's first tickets make its counter row) runs again."""
+
+    async def once() -> int | None:
+        async with SqlUnitOfWork(engine) as uow:
+            numbers = await uow.tickets.take_number(activity, bound)
+            if numbers is None:
+                return None
+            seq, _ = numbers
+            await uow.tickets.add(
+                Ticket(f"t{activity}-{seq}", user, activity, seq, AT, f"k{activity}-{seq}")
+            )
+            await uow.commit()
+        return seq
+
+    return await retried(once)
 
 
 async def test_concurrent_acceptances_take_every_number_once_up_to_the_bound(

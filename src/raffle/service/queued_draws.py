@@ -15,6 +15,7 @@ from raffle.domain.receipts import Proof
 from raffle.domain.tickets import QUEUED, QueueFull, Ticket, UnknownTicket, position
 from raffle.service import ids
 from raffle.service.catalogue import Catalogue
+from raffle.service.contention import retried
 from raffle.service.draw_checks import DrawChecks
 from raffle.service.fairness import SeedBook
 from raffle.service.idempotency import KeyReused
@@ -68,26 +69,37 @@ async def accept(
         raise ActivityNotOpen(f"activity {activity.id} is {activity.state}, not open for draws")
     if checks is not None:
         await checks.activity(activity, cmd.user_id)
-    async with config() as uow:
-        numbers = await uow.tickets.take_number(activity.id, queue.bound)
-        if numbers is None:
-            full = f"activity {activity.id} has {queue.bound} draws queued"
-            raise QueueFull(full, queue.retry_after)
-        seq, drawn = numbers
-        key = cmd.request_key
-        if key is not None and (found := await uow.tickets.by_key(cmd.user_id, key)) is not None:
-            # Leaving without commit gives the number back.
-            if found.activity_id != activity.id:
-                raise KeyReused("this Idempotency-Key was used for a draw in another activity")
-            return Queued(found, position(found, drawn), replayed=True)
-        ticket = Ticket(new_ticket(), cmd.user_id, activity.id, seq, now, key)
-        await uow.tickets.add(ticket)
-        await uow.commit()
+
+    async def numbered() -> Queued:
+        async with config() as uow:
+            numbers = await uow.tickets.take_number(activity.id, queue.bound)
+            if numbers is None:
+                full = f"activity {activity.id} has {queue.bound} draws queued"
+                raise QueueFull(full, queue.retry_after)
+            seq, drawn = numbers
+            key = cmd.request_key
+            found = None if key is None else await uow.tickets.by_key(cmd.user_id, key)
+            if found is not None:
+                # Leaving without commit gives the number back.
+                if found.activity_id != activity.id:
+                    raise KeyReused("this Idempotency-Key was used for a draw in another activity")
+                return Queued(found, position(found, drawn), replayed=True)
+            ticket = Ticket(new_ticket(), cmd.user_id, activity.id, seq, now, key)
+            await uow.tickets.add(ticket)
+            await uow.commit()
+        return Queued(ticket, position(ticket, drawn))
+
+    # An activity's first tickets taken at once make its counter row; on MariaDB their gap
+    # locks may deadlock, and the database drops one: it changed nothing, so it runs again.
+    queued = await retried(numbered)
+    if queued.replayed:
+        return queued
+    ticket = queued.ticket
     try:
         await broker.publish(wake_up(ticket, now))
     except Unavailable:
         log.warning("ticket %s not published now; republished later", ticket.ticket)
-    return Queued(ticket, position(ticket, drawn))
+    return queued
 
 
 def new_ticket() -> str:
