@@ -45,8 +45,10 @@ def contention(error: BaseException) -> Contention | None:
     if isinstance(error, DBAPIError):
         cause = error.orig
         code = getattr(cause, "sqlstate", None) or (getattr(cause, "args", None) or [None])[0]
-    else:  # raised by a driver used directly (the draw's asyncpg statements)
+    else:  # raised by a driver used directly (the draw lanes' asyncpg and asyncmy)
         cause, code = error, getattr(error, "sqlstate", None)
+        if code is None and error.args and isinstance(error.args[0], int):
+            code = error.args[0]  # asyncmy's: the MySQL error number first
     if code in _MYSQL_RETRY or code in _POSTGRES_RETRY:
         return Contention(f"the database resolved a lock conflict by dropping this: {cause}")
     return None

@@ -20,6 +20,7 @@ from asyncmy.constants import CLIENT
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raffle.adapters.sql.lanes import KEEP, IdleConnections
+from raffle.adapters.sql.transaction import contention
 
 # As the engine's own (unit_of_work.create_engine): a batch locks the rows it reads and no
 # gaps, so that batches lock accounts in their one order only (see mariadb/draw_batch).
@@ -88,6 +89,8 @@ class LaneTransaction:
                 reusable = await _ended(connection, self._begun and not self._committed)
         finally:  # cancelled too: the connection goes
             self._lane.release(connection, reusable=reusable)
+        if exc is not None and (retry := contention(exc)) is not None:
+            raise retry from exc  # a deadlock victim, rolled back whole: callers run it again
 
     async def send(self, statements: Sequence[Statement]) -> list[tuple[Any, ...]]:
         """Run `statements` in one round trip, in the transaction (begun with the first):
