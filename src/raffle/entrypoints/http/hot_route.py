@@ -18,10 +18,9 @@ class HotRoute:
         self._route = route
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            match, child = self._route.matches(scope)
-            if match is Match.FULL:
-                scope.update(child)
-                await self._route.handle(scope, receive, send)
-                return
+        match, child = self._route.matches(scope)  # NONE for anything but HTTP
+        if match is Match.FULL:
+            scope.update(child)
+            await self._route.handle(scope, receive, send)
+            return
         await self._app(scope, receive, send)
